@@ -101,26 +101,25 @@ class TestBlockComponents : public QObject
     Q_OBJECT
 
 private slots:
-    // The same map held in GPT-2's Conv1D layout [in, out] (y = x W + b) and in nn.Linear's [out, in] (y = x Wᵀ + b):
-    // blockModule reads the role, moduleForward gives the worked values either way.
-    void aLinearPartIsReadInEitherLayout()
+    // Every family holds a linear map as nn.Linear's [out, in] (y = x Wᵀ + b; a GPT-2 checkpoint's Conv1D [in, out]
+    // is transposed at load): blockModule reads the role, moduleForward gives the worked values in GPT-2's config and
+    // in Llama's alike.
+    void aLinearPartIsReadAsOutByIn()
     {
         const Tensor x = tensorOf({2, 2}, {1, 2, 3, 4});
-        // W as [in, out] = [[1, 0, 2], [0, 1, −1]], b = [0.5, 0, −1]: row 1 = [1, 2, 0 − 1] + b, row 2 = [3, 4, 2] + b
+        // W [out, in] = [[1, 0], [0, 1], [2, −1]], b = [0.5, 0, −1]: row 1 = [1, 2, 0] + b, row 2 = [3, 4, 2] + b
         const std::vector<float> expected = {1.5f, 2.0f, -1.0f, 3.5f, 4.0f, 1.0f};
         ModelConfig gpt2;
-        BlockWeights conv1d;
-        conv1d.weight(BlockPart::Up) = tensorOf({2, 3}, {1, 0, 2, 0, 1, -1});
-        conv1d.bias(BlockPart::Up) = tensorOf({3}, {0.5f, 0, -1});
+        BlockWeights held;
+        held.weight(BlockPart::Up) = tensorOf({3, 2}, {1, 0, 0, 1, 2, -1});
+        held.bias(BlockPart::Up) = tensorOf({3}, {0.5f, 0, -1});
         Tensor out({2, 3});
-        moduleForward(out, x, blockModule(gpt2, conv1d, BlockPart::Up));
+        moduleForward(out, x, blockModule(gpt2, held, BlockPart::Up));
         QCOMPARE(valuesOf(out), expected);
 
         ModelConfig llama = llamaShaped(1, 1, 2);
         llama.dFF = 3;
-        BlockWeights linear;
-        linear.weight(BlockPart::Up) = tensorOf({3, 2}, {1, 0, 0, 1, 2, -1});
-        linear.bias(BlockPart::Up) = conv1d.bias(BlockPart::Up);
+        BlockWeights linear = held;
         out = Tensor({2, 3});
         moduleForward(out, x, blockModule(llama, linear, BlockPart::Up));
         QCOMPARE(valuesOf(out), expected);

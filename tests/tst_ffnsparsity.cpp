@@ -49,7 +49,7 @@ private slots:
             }
         // ‖(A − A_sparse) W_proj‖ / ‖A W_proj + b_proj‖, from the trace's own M.
         const MatrixRM diff
-            = (act.matrix() - s.sparse.matrix()) * model->blocks[layer].weight(BlockPart::Down).matrix();
+            = (act.matrix() - s.sparse.matrix()) * model->blocks[layer].weight(BlockPart::Down).matrix().transpose();
         const double want
             = double(diff.norm()) / double(trace->tensor(names::layerTensor(layer, "mlp.down")).matrix().norm());
         QVERIFY2(std::fabs(s.error - want) <= 1e-5 * want, qPrintable(QString("%1 vs %2").arg(s.error).arg(want)));

@@ -206,15 +206,15 @@ void TestGradcheck::layernorm()
 
 void TestGradcheck::linear()
 {
-    Tensor x = randomTensor({4, 5}, m_rng), wt = randomTensor({5, 3}, m_rng), b = randomTensor({3}, m_rng);
+    Tensor x = randomTensor({4, 5}, m_rng), wt = randomTensor({3, 5}, m_rng), b = randomTensor({3}, m_rng);
     Tensor w = randomTensor({4, 3}, m_rng);
     auto loss = [&] {
         Tensor out({4, 3});
         ops::linear_forward(out, x, wt, b);
         return weighted(out, w);
     };
-    Tensor dx({4, 5}), dwt({5, 3}), db({3});
-    ops::linear_backward(dx, dwt, db, w, x, wt);
+    Tensor dx({4, 5}), dwt({3, 5}), db({3});
+    ops::linear_backward(dx, dwt, &db, w, x, wt);
     GRADCHECK("linear dinp", loss, x, dx);
     GRADCHECK("linear dweight", loss, wt, dwt);
     GRADCHECK("linear dbias", loss, b, db);
@@ -436,8 +436,8 @@ void TestGradcheck::gradcheckCatchesWrongGradients()
         ops::linear_forward(out, a, wt, b);
         return weighted(out, w2);
     };
-    Tensor transposed({4, 4}); // dinp = dout W instead of dout Wᵀ
-    transposed.matrix() = w2.matrix() * wt.matrix();
+    Tensor transposed({4, 4}); // dinp = dout Wᵀ instead of dout W
+    transposed.matrix() = w2.matrix() * wt.matrix().transpose();
     QVERIFY(!verdict("transposed", gradcheck(linearLoss, a, transposed), kTolerance).isEmpty());
 }
 

@@ -1,13 +1,16 @@
 // Model's one table of parameters (model/model.cpp): Model::random fills every parameter a config requires, in the
 // order of its random draws, which the shipped models' training commands depend on (the same seed gives the same
 // weights, docs/models.md); save and load bring back every tensor by name and shape.
+#include "io/safetensors.h"
 #include "model/model.h"
+#include "model/parameterlist.h"
 #include "testbundle.h"
 
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
+#include <set>
 
 using namespace atlas;
 
@@ -20,8 +23,11 @@ std::pair<double, double> signature(const Model &m)
 {
     double sum = 0, scale = 0;
     int k = 0;
-    for (const auto &[name, t] : m.parameters()) {
+    const std::set<std::string> conv1d = m.conv1dParameterNames(); // read as the checkpoint keeps them, [in, out]
+    for (const auto &[name, held] : m.parameters()) {
         ++k;
+        const Tensor stored = conv1d.contains(name) ? transposedMatrix(*held) : *held;
+        const Tensor *t = &stored;
         for (int64_t i = 0; i < t->numel(); ++i) {
             const double term = double(k) * double(i % 13 + 1) * double(t->data()[i]);
             sum += term;
@@ -100,6 +106,33 @@ private slots:
                 count += t->numel();
             QCOMPARE(m.parameterCount(), count);
             QVERIFY2(count > 0, name);
+        }
+    }
+
+    // GPT-2's matrices are held as every family's, [out, in]; model.safetensors keeps them as its Conv1D [in, out], so
+    // Hugging Face's GPT2Model reads what the app writes. The moe config's router and experts and the
+    // encoder–decoder's cross-attention are Conv1D too.
+    void conv1dMatricesAreHeldOutByInAndSavedInByOut()
+    {
+        for (const auto &[name, config] : configs()) {
+            const Model m = Model::random(config, 5);
+            const int64_t D = config.dModel;
+            QCOMPARE(m.blocks[0].weight(BlockPart::Qkv).shape(), (Shape {3 * D, D}));
+            QTemporaryDir dir;
+            m.save(dir.path().toStdString());
+            const SafetensorsFile file(dir.filePath("model.safetensors").toStdString());
+            const std::set<std::string> conv1d = m.conv1dParameterNames();
+            QVERIFY(conv1d.contains("h.0.attn.c_attn.weight") && conv1d.contains("h.0.mlp.c_proj.weight"));
+            QVERIFY(!conv1d.contains("wte.weight") && !conv1d.contains("h.0.attn.c_attn.bias"));
+            for (const auto &[key, held] : m.parameters()) {
+                const Tensor saved = file.tensor(key);
+                if (!conv1d.contains(key)) {
+                    QVERIFY2(saved.shape() == held->shape(), key.c_str());
+                    continue;
+                }
+                QVERIFY2(saved.shape() == (Shape {held->dim(1), held->dim(0)}), key.c_str());
+                QVERIFY2(saved.matrix() == held->matrix().transpose(), key.c_str());
+            }
         }
     }
 };

@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "model/modelconfig.h"
 #include "model/modeltokenizer.h"
+#include "model/parameterlist.h"
 #include "testbundle.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/tokenizer.h"
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -89,7 +91,10 @@ void writeBf16(const Model &model, const fs::path &file)
 {
     nlohmann::json header = nlohmann::json::object();
     std::string data;
-    for (const auto &[name, tensor] : model.parameters()) {
+    const std::set<std::string> conv1d = model.conv1dParameterNames(); // as GPT-2's checkpoint keeps them, [in, out]
+    for (const auto &[name, held] : model.parameters()) {
+        const Tensor stored = conv1d.contains(name) ? transposedMatrix(*held) : *held;
+        const Tensor *tensor = &stored;
         header[name] = {{"dtype", "BF16"}, {"shape", tensor->shape()},
             {"data_offsets", {data.size(), data.size() + 2 * size_t(tensor->numel())}}};
         for (int64_t i = 0; i < tensor->numel(); ++i) {

@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "io/npy.h"
 #include "memory/inversionerror.h"
+#include "model/parameterlist.h"
 #include "strategytesting.h"
 #include "testbundle.h"
 
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 using namespace atlas;
 using namespace atlas::testing;
@@ -102,8 +104,11 @@ void TestReversibleBlocks::reversibleMatchesPyTorch()
         s.targets.push_back(v.toInt());
     Gradients torch;
     torch.loss = readNpy((ref + "/loss.npy").toStdString()).data()[0];
-    for (const auto &[name, p] : model->parameters())
-        torch.grads[name] = readNpy((ref + "/grad." + QString::fromStdString(name) + ".npy").toStdString());
+    const std::set<std::string> conv1d = model->conv1dParameterNames(); // PyTorch's [in, out], held [out, in]
+    for (const auto &[name, p] : model->parameters()) {
+        const Tensor grad = readNpy((ref + "/grad." + QString::fromStdString(name) + ".npy").toStdString());
+        torch.grads[name] = conv1d.contains(name) ? transposedMatrix(grad) : grad;
+    }
     for (MemoryStrategy strategy : {MemoryStrategy::Plain, MemoryStrategy::Checkpoint, MemoryStrategy::Reversible}) {
         const Gradients g = run(*model, s, options(strategy));
         QVERIFY(std::fabs(g.loss - torch.loss) <= 1e-5 * torch.loss);

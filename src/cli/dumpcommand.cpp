@@ -102,12 +102,14 @@ Gradients gradientsOf(const Arguments &args, const Engine &engine, const std::ve
     return g;
 }
 
-// Writes loss.npy (shape ()) and grad.<parameter>.npy for every parameter; returns the manifest's entries.
-nlohmann::json writeGradients(const std::filesystem::path &out, const Gradients &g, const std::vector<int> &targets)
+// Writes loss.npy (shape ()) and grad.<parameter>.npy for every parameter, in the layout of the model's checkpoint (as
+// PyTorch's .grad); returns the manifest's entries.
+nlohmann::json writeGradients(
+    const std::filesystem::path &out, const Model &model, const Gradients &g, const std::vector<int> &targets)
 {
     writeNpy((out / "loss.npy").string(), Tensor(Shape {}, g.loss));
     nlohmann::json grads = nlohmann::json::array();
-    for (const auto &[name, t] : g.grads) {
+    for (const auto &[name, t] : gradientsAsStored(model, g)) {
         writeNpy((out / (names::gradientOf(name) + ".npy")).string(), t);
         grads.push_back({{"name", names::gradientOf(name)}, {"parameter", name}, {"shape", t.shape()}});
     }
@@ -431,7 +433,7 @@ int dumpCommand(const CommandArgs &argv)
     if (!run.input.retention.empty())
         manifest["token_retention"] = {{"keep", run.input.retention.keep}, {"protect", run.input.retention.protect}};
     if (args.flag("grads")) {
-        manifest.update(writeGradients(dir, gradientsOf(args, engine, targets), targets));
+        manifest.update(writeGradients(dir, engine.model(), gradientsOf(args, engine, targets), targets));
         if (args.has("memory-strategy"))
             manifest["memory_strategy"] = args.value("memory-strategy");
     }

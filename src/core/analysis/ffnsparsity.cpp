@@ -75,9 +75,9 @@ FfnSparsity ffnSparsity(const Model &model, const Trace &trace, int layer, int b
     const BlockWeights &b = model.blocks[size_t(layer)];
     const MatrixRM act = actTensor.matrix();
     const MatrixRM dense = trace.tensor(names::layerTensor(layer, "mlp.down")).matrix();
-    // The down projection as [F, D]: GPT-2's Conv1D weight as stored, the Llama family's nn.Linear one transposed.
+    // The down projection as [F, D]: the held [D, F] transposed.
     const Tensor down = b.weight(BlockPart::Down).unpacked();
-    const MatrixRM proj = model.config.linearLayout() ? MatrixRM(down.matrix().transpose()) : MatrixRM(down.matrix());
+    const MatrixRM proj = down.matrix().transpose();
     FfnSparsity s;
     s.layer = layer;
     s.tokens = int(act.rows());

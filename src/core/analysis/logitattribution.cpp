@@ -71,7 +71,7 @@ AttentionParts attentionParts(const Model &model, const Trace &trace, const name
     const int64_t H = context.dim(0), d = context.dim(2);
     const LinearModule module = blockModule(c, b, part);
     const Tensor zeros = module.bias.empty() ? Tensor() : Tensor(module.bias.shape()); // a head's part has no bias
-    const LinearModule unbiased {module.weight, zeros, module.transposed, module.firstRow, module.rows};
+    const LinearModule unbiased {module.weight, zeros, module.firstRow, module.rows};
     AttentionParts parts;
     Tensor merged({1, H * d}), projected({1, int64_t(c.dModel)});
     for (int64_t h = 0; h < H; ++h) {

@@ -10,8 +10,7 @@ namespace atlas {
 void moduleForward(Tensor &out, const Tensor &x, const LinearModule &m)
 {
     if (m.rows == 0)
-        return m.transposed ? ops::linear_t_forward(out, x, m.weight, m.bias)
-                            : ops::linear_forward(out, x, m.weight, m.bias);
+        return ops::linear_forward(out, x, m.weight, m.bias);
     if (out.shape() != Shape {x.dim(0), m.rows} || x.dim(1) != m.weight.dim(1))
         throw Error("a fused module's rows: expected input [rows, " + std::to_string(m.weight.dim(1))
             + "] and output [rows, " + std::to_string(m.rows) + "], got " + x.shapeString() + " and "
@@ -160,7 +159,7 @@ std::string qkNormFormula(const ModelConfig &c, bool keys)
 
 std::vector<BlockPart> qkvParts(const ModelConfig &c)
 {
-    if (c.linearLayout() && c.family != Family::GptNeoX && !c.fusesProjections())
+    if (!c.storesConv1d() && c.family != Family::GptNeoX && !c.fusesProjections())
         return {BlockPart::Q, BlockPart::K, BlockPart::V};
     return {BlockPart::Qkv};
 }
@@ -199,7 +198,7 @@ std::string qkvFormula(const ModelConfig &c)
     if (c.family == Family::GptNeoX)
         return std::string("[q₀ k₀ v₀ q₁ k₁ v₁ …] = X W_qkvᵀ") + (c.qkvBias ? " + b_qkv" : "")
             + "  (per head h: q_h, k_h, v_h)";
-    if (!c.linearLayout())
+    if (c.storesConv1d())
         return "[Q K V] = X W_attn + b_attn";
     const std::string bias = c.qkvBias ? " + b" : "";
     return "[Q K V] = [X W_qᵀ" + bias + "  X W_kᵀ" + bias + "  X W_vᵀ" + bias + "]  (" + std::to_string(c.heads)
@@ -277,26 +276,10 @@ std::pair<LinearModule, int64_t> headColumns(const ModelConfig &c, const BlockWe
     return {blockModule(c, b, part), qkvColumn(c, which, head) - qkvColumn(c, which, 0)};
 }
 
-// Head `head`'s block of a weight: `count` rows from `first` of a row-major [rows, cols] matrix are contiguous and read
-// in place; columns are copied into a [cols… , count] block of their own.
-struct HeadBlock
+// Head `head`'s rows of an [out, in] weight, read in place.
+ConstMatrixMap rowsOf(const Tensor &weight, int64_t first, int64_t count)
 {
-    Tensor copy;
-    ConstMatrixMap map;
-};
-
-HeadBlock rowsOf(const Tensor &weight, int64_t first, int64_t count)
-{
-    const int64_t cols = weight.dim(1);
-    return {Tensor(), ConstMatrixMap(weight.data() + first * cols, count, cols)};
-}
-
-HeadBlock columnsOf(ConstMatrixMap weight, int64_t first, int64_t count) // as [count, rows]: the columns transposed
-{
-    Tensor copy = Tensor::uninitialized({count, weight.rows()});
-    copy.matrix() = weight.middleCols(first, count).transpose();
-    const ConstMatrixMap map(copy.data(), count, weight.rows());
-    return {std::move(copy), map};
+    return ConstMatrixMap(weight.data() + first * weight.dim(1), count, weight.dim(1));
 }
 
 } // namespace
@@ -308,10 +291,8 @@ void projectHead(Tensor &out, const Tensor &x, const ModelConfig &c, const Block
     if (out.shape() != Shape {x.dim(0), d})
         throw Error("projectHead: expected the output [" + std::to_string(x.dim(0)) + ", " + std::to_string(d)
             + "], got " + out.shapeString());
-    // y = x Wᵀ over the head's rows of an nn.Linear [out, in], or x W over its columns of a Conv1D [in, out]
-    const HeadBlock w
-        = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
-    matrixProduct(out.matrix(), x.matrix(), false, w.map, true, false);
+    // y = x Wᵀ over the head's rows of W [out, in]
+    matrixProduct(out.matrix(), x.matrix(), false, rowsOf(m.weight, m.firstRow + column, d), true, false);
     if (!m.bias.empty())
         out.matrix().rowwise() += ConstRowVectorMap(m.bias.data() + column, d);
 }
@@ -321,23 +302,23 @@ void projectHeadBackward(
 {
     const auto [m, column] = headColumns(c, b, which, head);
     const int64_t d = c.headDim();
-    const HeadBlock w
-        = m.transposed ? rowsOf(m.weight, m.firstRow + column, d) : columnsOf(m.weight.matrix(), column, d);
-    matrixProduct(dx.matrix(), dy.matrix(), false, w.map, false, true);
+    matrixProduct(dx.matrix(), dy.matrix(), false, rowsOf(m.weight, m.firstRow + column, d), false, true);
 }
 
 void headWrite(Tensor &out, ConstMatrixMap context, const ModelConfig &c, const BlockWeights &b, int64_t head)
 {
     const LinearModule m = blockModule(c, b, BlockPart::Out);
     const int64_t d = c.headDim();
-    // W_o [D, H·d] (nn.Linear): the head's columns; W_proj [H·d, D] (Conv1D): its rows
-    const HeadBlock w = m.transposed ? columnsOf(m.ownRows(), head * d, d) : rowsOf(m.weight, head * d, d);
-    matrixProduct(out.matrix(), context, false, w.map, false, false);
+    // W_o [D, H·d]: the head's d columns, copied as their transpose [d, D]: O_h = C_h W_o[:, h·d : (h+1)·d]ᵀ
+    const ConstMatrixMap w = m.ownRows();
+    Tensor columns = Tensor::uninitialized({d, w.rows()});
+    columns.matrix() = w.middleCols(head * d, d).transpose();
+    matrixProduct(out.matrix(), context, false, ConstMatrixMap(columns.data(), d, w.rows()), false, false);
 }
 
 std::string outputFormula(const ModelConfig &c)
 {
-    if (!c.linearLayout())
+    if (c.storesConv1d())
         return "O = C W_proj + b_proj";
     return std::string("O = C W_oᵀ") + (c.outBias ? " + b_o" : "");
 }

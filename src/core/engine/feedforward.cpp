@@ -98,7 +98,7 @@ std::string chunkedFeedForwardFormula(const ModelConfig &c, int chunks, int64_t 
     if (c.gatedFfn)
         return "M_c = (" + act + "(X_c W_gateᵀ" + (c.mlpBias ? " + b_gate" : "") + ") ⊙ "
             + (c.mlpBias ? "(X_c W_upᵀ + b_up)" : "X_c W_upᵀ") + ") W_downᵀ" + (c.mlpBias ? " + b_down" : "") + each;
-    if (c.linearLayout())
+    if (!c.storesConv1d())
         return "M_c = " + act + "(X_c W_upᵀ" + (c.mlpBias ? " + b_up" : "") + ") W_downᵀ"
             + (c.mlpBias ? " + b_down" : "") + each;
     return "M_c = " + act + "(X_c W_fc + b_fc) W_proj + b_proj" + each;

@@ -286,7 +286,7 @@ void Generator::encodeSource(const Input &input)
     const ModelConfig &c = m_model->config;
     const int64_t S = z.dim(0), I = c.innerDim();
     for (const BlockWeights &b : m_model->blocks) {
-        if (c.linearLayout()) { // T5: K = Z W_kᵀ, V = Z W_vᵀ
+        if (!c.fusesCrossKv()) { // T5: K = Z W_kᵀ, V = Z W_vᵀ
             Tensor k({S, I}), v({S, I});
             moduleForward(k, z, blockModule(c, b, BlockPart::CrossK));
             moduleForward(v, z, blockModule(c, b, BlockPart::CrossV));
@@ -295,7 +295,7 @@ void Generator::encodeSource(const Input &input)
             continue;
         }
         Tensor kv({S, 2 * I});
-        moduleForward(kv, z, blockModule(c, b, BlockPart::CrossKv)); // [K V] = Z W_kv + b_kv
+        moduleForward(kv, z, blockModule(c, b, BlockPart::CrossKv)); // [K V] = Z W_kvᵀ + b_kv
         m_crossKeys.push_back(kv.matrix().leftCols(I));
         m_crossValues.push_back(kv.matrix().rightCols(I));
     }
@@ -358,10 +358,7 @@ void Generator::routeAlone(Tensor &out, const Tensor &x, const BlockWeights &b) 
 {
     const ModelConfig &c = m_model->config;
     Tensor logits({1, c.experts}), probs({1, c.experts}), choice({1, c.expertTopK}), gate({1, c.expertTopK});
-    if (c.linearLayout())
-        logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix().transpose();
-    else
-        logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix();
+    logits.matrix().noalias() = x.matrix() * b.weight(BlockPart::Router).matrix().transpose();
     if (const Tensor &bias = b.bias(BlockPart::Router); !bias.empty())
         logits.matrix() += ConstRowVectorMap(bias.data(), bias.numel());
     ops::softmax_forward(probs, logits);

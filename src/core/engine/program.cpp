@@ -199,7 +199,7 @@ void ProgramBuilder::mlp(int i, const std::string &in)
         return chunkedMlp(i, in);
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, F = m_c.dFF;
-    const bool linear = m_c.linearLayout(), bias = !linear || m_c.mlpBias, gated = m_c.gatedFfn;
+    const bool linear = !m_c.storesConv1d(), bias = !linear || m_c.mlpBias, gated = m_c.gatedFfn;
     const int first = int(m_program.ops.size());
     const auto module = [i, src = m_source](BlockPart part) {
         return [i, src, part](Tensor &o, const Tensor &x, const Model &m) {
@@ -264,16 +264,13 @@ void ProgramBuilder::mixtureOfExperts(int i, const std::string &in)
 {
     const std::string p = names::layerPrefix(m_s, i);
     const int64_t D = m_c.dModel, E = m_c.experts, K = m_c.expertTopK;
-    const bool linear = m_c.linearLayout(), routerBias = m_c.stacksExperts(); // gpt-oss's router has a bias
+    const bool routerBias = m_c.stacksExperts(); // gpt-oss's router has a bias
     unary(p + "router.logits", "router", i, in, {T, E},
-        std::string(linear ? "L = X W_rᵀ" : "L = X W_r") + (routerBias ? " + b_r" : "") + "  (" + std::to_string(E)
-            + " experts)",
-        [i, linear](Tensor &o, const Tensor &x, const Model &m) {
+        std::string(m_c.storesConv1d() ? "L = X W_r" : "L = X W_rᵀ") + (routerBias ? " + b_r" : "") + "  ("
+            + std::to_string(E) + " experts)",
+        [i](Tensor &o, const Tensor &x, const Model &m) {
             const Tensor &w = m.blocks[size_t(i)].weight(BlockPart::Router);
-            if (linear)
-                o.matrix().noalias() = x.matrix() * w.matrix().transpose();
-            else
-                o.matrix().noalias() = x.matrix() * w.matrix();
+            o.matrix().noalias() = x.matrix() * w.matrix().transpose();
             if (const Tensor &b = m.blocks[size_t(i)].bias(BlockPart::Router); !b.empty())
                 o.matrix().rowwise() += ConstRowVectorMap(b.data(), b.numel());
         });
@@ -461,7 +458,7 @@ void ProgramBuilder::bertHeads(const std::string &last)
     const int64_t D = m_c.dModel;
     unary("head.dense", "MLM transform", -1, last, {T, D}, "H = X W_tᵀ + b_t",
         [](Tensor &o, const Tensor &x, const Model &m) {
-            ops::linear_t_forward(o, x, m.headDenseWeight, m.headDenseBias);
+            ops::linear_forward(o, x, m.headDenseWeight, m.headDenseBias);
         });
     const Activation act = m_c.activation;
     unary("head.act", activationLabel(act), -1, "head.dense", {T, D}, activationFormula(act),
@@ -475,11 +472,11 @@ void ProgramBuilder::bertHeads(const std::string &last)
         [D](Tensor &o, const Tensor &x, const Model &m) {
             Tensor first({1, D});
             first.matrix() = x.matrix().topRows(1);
-            ops::linear_t_forward(o, first, m.poolerWeight, m.poolerBias);
+            ops::linear_forward(o, first, m.poolerWeight, m.poolerBias);
             o.matrix() = o.matrix().array().tanh().matrix();
         });
     unary("nsp_logits", "next-sentence logits", -1, "pooled", {1, 2}, "[is next, is random] = c W_nspᵀ + b_nsp",
-        [](Tensor &o, const Tensor &x, const Model &m) { ops::linear_t_forward(o, x, m.nspWeight, m.nspBias); });
+        [](Tensor &o, const Tensor &x, const Model &m) { ops::linear_forward(o, x, m.nspWeight, m.nspBias); });
 }
 
 // BERT's logits: the word embeddings transposed plus an output bias, and their softmax.

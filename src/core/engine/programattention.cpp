@@ -514,7 +514,7 @@ void ProgramBuilder::crossAttention(int i, const std::string &in)
     const std::string p = names::layerPrefix(m_s, i), c = p + "cross.", z = names::encoderOutput();
     const int64_t D = m_c.dModel, H = m_c.heads, d = m_c.headDim(), I = m_c.innerDim();
     const int64_t S = static_cast<int64_t>(m_input.source.size());
-    const bool linear = m_c.linearLayout();
+    const bool linear = !m_c.fusesCrossKv();
     const std::string norm = m_c.norm == NormKind::RmsNorm ? "RMS_c(X′)" : "LN_c(X′)";
     unary(c + "query", "cross Q projection", i, in, {T, I},
         "Q = " + norm + (linear ? " W_qᵀ" : " W_q + b_q") + "  (decoder side)",

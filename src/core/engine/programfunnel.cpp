@@ -33,7 +33,8 @@ void ProgramBuilder::funnelUpsample(int i)
         });
 }
 
-// GPT-2's c_attn split by columns: the queries from the pooled stream, the keys and values from the unpooled one.
+// GPT-2's c_attn split (its checkpoint's columns, the held [3D, D]'s rows): the queries from the pooled stream, the
+// keys and values from the unpooled one.
 void ProgramBuilder::pooledQueryProjections(int i, const std::string &in, const std::string &queryIn)
 {
     const std::string p = names::layerPrefix(m_s, i);
@@ -42,14 +43,14 @@ void ProgramBuilder::pooledQueryProjections(int i, const std::string &in, const 
         "Q = LN₁(P) W_attn[:, 0:D] + b_attn[0:D]  (the pooled stream's queries)",
         [i, D](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
-            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().leftCols(D);
+            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().topRows(D).transpose();
             o.matrix().rowwise() += ConstRowVectorMap(b.bias(BlockPart::Qkv).data(), D);
         });
     unary(p + "attn.kv", "K/V projection (unpooled)", i, in, {T, 2 * D},
         "[K V] = LN₁(X) W_attn[:, D:3D] + b_attn[D:3D]  (the unpooled stream's keys and values)",
         [i, D](Tensor &o, const Tensor &x, const Model &m) {
             const BlockWeights &b = m.blocks[size_t(i)];
-            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().rightCols(2 * D);
+            o.matrix().noalias() = x.matrix() * b.weight(BlockPart::Qkv).matrix().bottomRows(2 * D).transpose();
             o.matrix().rowwise() += ConstRowVectorMap(b.bias(BlockPart::Qkv).data() + D, 2 * D);
         });
     add(p + "split", "split heads", i, {p + "attn.query", p + "attn.kv"},

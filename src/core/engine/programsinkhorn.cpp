@@ -26,7 +26,7 @@ void ProgramBuilder::sortingNetwork(int i, const std::string &in)
             ops::linear_forward(
                 hidden, tr.tensor(p + "attn.sort_pooled"), w.weight(BlockPart::SortFc), w.bias(BlockPart::SortFc));
             hidden.matrix() = hidden.matrix().cwiseMax(0.0f);
-            logits.matrix().noalias() = hidden.matrix() * w.weight(BlockPart::SortProj).matrix().leftCols(N);
+            logits.matrix().noalias() = hidden.matrix() * w.weight(BlockPart::SortProj).matrix().topRows(N).transpose();
             logits.matrix().rowwise() += ConstRowVectorMap(w.bias(BlockPart::SortProj).data(), N);
             return Outputs {std::move(hidden), std::move(logits)};
         });

@@ -56,8 +56,8 @@ LinearModule blockModule(const ModelConfig &c, const BlockWeights &b, BlockPart 
                     "part");
     // Phi-3's gate_up_proj, held as the part Gate: the gate's rows, then up's.
     if (c.fusesProjections() && (part == BlockPart::Gate || part == BlockPart::Up))
-        return {b.weight(BlockPart::Gate), b.bias(BlockPart::Gate), true, part == BlockPart::Up ? c.dFF : 0, c.dFF};
-    return {b.weight(part), b.bias(part), c.linearLayout()};
+        return {b.weight(BlockPart::Gate), b.bias(BlockPart::Gate), part == BlockPart::Up ? c.dFF : 0, c.dFF};
+    return {b.weight(part), b.bias(part)};
 }
 
 } // namespace atlas

@@ -6,15 +6,13 @@ namespace atlas {
 
 // A block's norms and linear maps by their role (BlockWeights::normWeight and normBias, defined with these).
 
-// A block's linear map by its role, in the layout its checkpoint keeps it: GPT-2's Conv1D holds W as [in, out] and
-// computes y = x W + b; nn.Linear, every other family's (ModelConfig::linearLayout), holds W as [out, in] and computes
-// y = x Wᵀ + b. The forward, the generator and the backward pass find a block's weights here, by role, so that none
-// of them branches on the layout.
+// A block's linear map by its role: y = x Wᵀ + b with W held as [out, in] in every family (a GPT-2 checkpoint's
+// Conv1D [in, out] is transposed at load). The forward, the generator and the backward pass find a block's weights
+// here, by role.
 struct LinearModule
 {
     const Tensor &weight;
     const Tensor &bias; // empty where the module has none
-    bool transposed; // nn.Linear: y = x Wᵀ + b
     // A module that is part of a fused nn.Linear (Phi-3's gate_up_proj holds the gate's rows, then up's): its rows
     // [firstRow, firstRow + rows) of `weight`; rows 0 = all of it.
     int64_t firstRow = 0, rows = 0;

@@ -69,11 +69,6 @@ Tensor ggufLayout(const ModelConfig &c, const std::string &architecture, const s
     }
     if (architecture == "gptneox" && contains(key, ".attn_qkv."))
         return movedRows(t, neoxQkvRows(t.dim(0), c.heads), direction);
-    if (architecture == "gpt2" && t.shape().size() == 2 && key.starts_with("blk.")) {
-        Tensor out = Tensor::uninitialized({t.dim(1), t.dim(0)});
-        out.matrix() = t.matrix().transpose();
-        return out;
-    }
     if ((architecture == "gemma2" || architecture == "gemma3") && key.ends_with("norm.weight")) {
         Tensor out = t;
         const float shift = direction == GgufDirection::FromGguf ? -1.0f : 1.0f;

@@ -470,15 +470,9 @@ Model loadGgufModel(const std::string &path)
     m.directory = path;
     m.name = fs::path(path).stem().string();
     const std::string &architecture = f.string("general.architecture");
-    const bool gpt2 = architecture == "gpt2";
-    // GPT-2's Conv1D weights are [in, out]; GPT2Model's converter stores them transposed, as nn.Linear's
-    const auto conv1d
-        = [gpt2](const std::string &key, size_t rank) { return gpt2 && rank == 2 && key.starts_with("blk."); };
     // The matrices stay in the file's encoding (weights a product reads a tile at a time, tensor/packedrows.h); the
-    // vectors, the float32 matrices and GPT-2's transposed ones become float32.
-    const auto packed = [&](const GgufFile::Entry &e) {
-        return e.type != GgmlType::F32 && e.shape.size() >= 2 && !conv1d(e.name, e.shape.size());
-    };
+    // vectors and the float32 matrices become float32.
+    const auto packed = [&](const GgufFile::Entry &e) { return e.type != GgmlType::F32 && e.shape.size() >= 2; };
     double bytes = 0;
     for (const GgufFile::Entry &e : f.entries())
         bytes += packed(e) ? double(e.bytes) : double(Tensor::count(e.shape)) * sizeof(float);
@@ -490,7 +484,7 @@ Model loadGgufModel(const std::string &path)
     const std::map<std::string, std::string> names = ggufParameterNames(m.config);
     std::set<std::string> used;
     std::map<std::string, Tensor> stacks; // an [E, rows, columns] tensor of experts, read once
-    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor, bool) {
         if (architecture == "gpt-oss")
             if (std::optional<Tensor> held = gptOssTensor(f, name, used)) {
                 if (held->shape() != shape)
@@ -510,8 +504,6 @@ Model loadGgufModel(const std::string &path)
         Shape expected = shape;
         if (expert >= 0)
             expected.insert(expected.begin(), m.config.experts);
-        if (conv1d(key, shape.size()))
-            std::swap(expected[0], expected[1]);
         if (entry.shape != expected)
             throw Error(path + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
                 + ", the metadata implies " + Tensor::shapeString(expected));

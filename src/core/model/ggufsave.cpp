@@ -365,7 +365,7 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     std::map<std::string, std::vector<const Tensor *>> stacks; // a mixture's experts, stacked per matrix
     std::vector<std::string> order;
     std::vector<std::string> unplaced; // parameters no GGUF tensor holds (entmax's α …): refused below
-    forEachParameter(m, [&](const std::string &name, const Shape &, const Tensor &tensor) {
+    forEachParameter(m, [&](const std::string &name, const Shape &, const Tensor &tensor, bool) {
         const auto named = names.find(name);
         if (named == names.end()) {
             unplaced.push_back(name);

@@ -102,7 +102,7 @@ Model loadModelFiles(const std::string &directory)
         return m.config.stacksExperts() && !file.contains(key) && file.containsMxfp4(key);
     };
     double bytes = 0, packed = 0;
-    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &) {
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &, bool) {
         const bool blocks = mxfp4(checkpointKey(m.config, prefix, name));
         bytes += double(Tensor::count(shape)) * (blocks ? 17.0 / 32.0 : double(sizeof(float)));
         packed += blocks ? double(Tensor::count(shape)) : 0.0;
@@ -120,7 +120,7 @@ Model loadModelFiles(const std::string &directory)
                 + "logits to show; BertForMaskedLM and BertForPreTraining checkpoints open");
         m.config.nspHead = file.contains("cls.seq_relationship.weight");
     }
-    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor, bool conv1d) {
         std::string key = checkpointKey(m.config, prefix, name);
         if (!file.contains(key) && file.contains(legacyLayerNormKey(key)))
             key = legacyLayerNormKey(key);
@@ -134,10 +134,11 @@ Model loadModelFiles(const std::string &directory)
         if (!file.contains(key))
             throw Error(file.describe() + ": tensor '" + key + "' is missing (required by config.json)");
         const SafetensorsFile::Entry &entry = file.entry(key);
-        if (entry.shape != shape)
+        const Shape stored = conv1d ? Shape {shape[1], shape[0]} : shape; // Conv1D's [in, out]
+        if (entry.shape != stored)
             throw Error(file.pathOf(key) + ": tensor '" + key + "' has shape " + Tensor::shapeString(entry.shape)
-                + ", config.json implies " + Tensor::shapeString(shape));
-        tensor = file.tensor(key);
+                + ", config.json implies " + Tensor::shapeString(stored));
+        tensor = conv1d ? transposedMatrix(file.tensor(key)) : file.tensor(key);
     });
     m.dtype = file.dtype();
     return m;
@@ -165,7 +166,13 @@ void Model::save(const std::string &directory, const std::map<std::string, std::
     fs::create_directories(directory, ec);
     if (ec)
         throw Error(directory + ": cannot create directory: " + ec.message());
-    std::map<std::string, const Tensor *> tensors = parameters();
+    std::map<std::string, const Tensor *> tensors;
+    std::vector<std::unique_ptr<Tensor>> conv1dCopies; // GPT-2's matrices back in its checkpoint's [in, out]
+    forEachParameter(*this, [&](const std::string &name, const Shape &, const Tensor &tensor, bool conv1d) {
+        if (conv1d)
+            conv1dCopies.push_back(std::make_unique<Tensor>(transposedMatrix(tensor)));
+        tensors[name] = conv1d ? conv1dCopies.back().get() : &tensor;
+    });
     if (config.family != Family::Gpt2) { // as the family's …ForCausalLM class saves them
         std::map<std::string, const Tensor *> prefixed;
         for (const auto &[name, tensor] : tensors)
@@ -232,20 +239,24 @@ Model Model::random(const ModelConfig &config, uint64_t seed, WeightInit init)
             zeros.insert(&b.weight(BlockPart::SpanFraction));
         }
     const std::set<const Tensor *> fused = fusedProjections(m);
-    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor) {
+    // Drawn in the checkpoint's layout (a Conv1D matrix as [in, out], then transposed), so that a seed gives the
+    // weights it gave before the model held every matrix as [out, in].
+    forEachParameter(m, [&](const std::string &name, const Shape &shape, Tensor &tensor, bool conv1d) {
         const bool isNorm = norms.contains(&tensor), isBias = name.ends_with(".bias");
         tensor = Tensor(shape, isNorm && !config.normAddsOne ? 1.0f : 0.0f);
         if (isNorm || isBias || zeros.contains(&tensor))
             return;
+        Tensor drawn = conv1d ? Tensor({shape[1], shape[0]}) : std::move(tensor);
         if (init == WeightInit::Xavier && shape.size() >= 2) {
             const float a = xavierBound(config, shape, fused.contains(&tensor));
             std::uniform_real_distribution<float> uniform(-a, a);
-            for (float &v : tensor.values())
+            for (float &v : drawn.values())
                 v = uniform(rng);
-            return;
+        } else {
+            for (float &v : drawn.values())
+                v = normal(rng);
         }
-        for (float &v : tensor.values())
-            v = normal(rng);
+        tensor = conv1d ? transposedMatrix(drawn) : std::move(drawn);
     });
     return m;
 }
@@ -418,13 +429,23 @@ int64_t Model::parameterCountOf(const ModelConfig &config)
     m.config = config;
     m.allocateBlocks();
     int64_t n = 0;
-    forEachParameter(m, [&n](const std::string &, const Shape &shape, Tensor &) {
+    forEachParameter(m, [&n](const std::string &, const Shape &shape, Tensor &, bool) {
         int64_t elements = 1;
         for (const int64_t d : shape)
             elements *= d;
         n += elements;
     });
     return n;
+}
+
+std::set<std::string> Model::conv1dParameterNames() const
+{
+    std::set<std::string> names;
+    forEachParameter(*this, [&](const std::string &name, const Shape &, const Tensor &, bool conv1d) {
+        if (conv1d)
+            names.insert(name);
+    });
+    return names;
 }
 
 int64_t Model::parameterCount() const

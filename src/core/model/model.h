@@ -9,14 +9,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace atlas {
 
 // A set of parameters held by role (model/parameternames.h's BlockPart): each part's weight and bias, empty where the
-// family has none. A part's shape is the one its family's checkpoint keeps (model/parameterlist.h): GPT-2's Conv1D
-// [in, out], nn.Linear's [out, in] (ModelConfig::linearLayout); model/blockmodules.h reads a linear part either way.
+// family has none. A linear part is held as nn.Linear's [out, in] in every family (model/parameterlist.h; a GPT-2
+// checkpoint's Conv1D [in, out] is transposed at load and back at save).
 class PartTensors
 {
 public:
@@ -134,6 +135,9 @@ public:
     // The output projection the logits read: lm_head when untied, else wte.
     const Tensor &outputWeight() const { return lmHead.empty() ? wte : lmHead; }
     std::map<std::string, Tensor *> parameters();
+    // The parameters its checkpoint keeps transposed, as GPT-2's Conv1D [in, out] (held [out, in]): what save, load
+    // and a trainer checkpoint's moments turn.
+    std::set<std::string> conv1dParameterNames() const;
     int64_t parameterCount() const;
     // The parameters a model of `config` has, counted from the shapes alone (nothing is allocated): for an
     // estimate of the memory a request implies before it is made.

@@ -196,7 +196,11 @@ struct ModelConfig
     // The width of each head that RoPE turns: rotaryDims, or the whole head.
     int rotatedDims() const { return rotaryDims > 0 ? rotaryDims : headDim(); }
     bool adaptiveSpan() const { return spanRamp > 0; }
-    bool linearLayout() const { return family != Family::Gpt2; } // nn.Linear weights, [out, in]
+    // GPT-2's Conv1D checkpoints keep a linear map's W as [in, out] and write y = x W + b. The model holds every map as
+    // nn.Linear's [out, in] (model/parameterlist.h); the trace's formulas name the checkpoint's own W.
+    bool storesConv1d() const { return family == Family::Gpt2; }
+    // GPT-2's layout fuses an encoder–decoder's cross-attention keys and values into one map (CrossKv); T5 has two.
+    bool fusesCrossKv() const { return family == Family::Gpt2; }
     // Whether layer `layer` masks keys older than the sliding window.
     bool windowed(int layer) const
     {

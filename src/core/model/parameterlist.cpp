@@ -9,20 +9,21 @@ namespace {
 using List = std::vector<BlockParameter>;
 
 // Adds a part's weight and, where it has one, its bias of `out` values.
-void add(List &list, BlockPart part, Shape weight, bool bias = false, int64_t out = 0)
+void add(List &list, BlockPart part, Shape weight, bool bias = false, int64_t out = 0, bool conv1d = false)
 {
-    list.push_back({part, false, std::move(weight)});
+    list.push_back({part, false, std::move(weight), conv1d});
     if (bias)
         list.push_back({part, true, Shape {out}});
 }
 
-// GPT-2's layout (Conv1D, [in, out], every module with a bias, LayerNorms), which the built-in models and the
-// encoder–decoders use, with the project's own parts (relative keys, entmax's α, spans, Sinkhorn's sorting network).
+// GPT-2's layout (Conv1D, stored [in, out], held [out, in]; every module with a bias, LayerNorms), which the built-in
+// models and the encoder–decoders use, with the project's own parts (relative keys, entmax's α, spans, Sinkhorn's
+// sorting network).
 List gpt2Block(const ModelConfig &c, const names::Stack &stack, int layer)
 {
     const int64_t D = c.dModel, F = c.dFF;
     List list;
-    auto conv1d = [&](BlockPart part, int64_t in, int64_t out) { add(list, part, {in, out}, true, out); };
+    auto conv1d = [&](BlockPart part, int64_t in, int64_t out) { add(list, part, {out, in}, true, out, true); };
     auto norm = [&](BlockPart part) { add(list, part, {D}, true, D); };
     if (c.positions == PositionKind::Shaw)
         add(list, BlockPart::RelativeKey, {2 * int64_t(c.relativeClip) + 1, c.headDim()});
@@ -45,7 +46,7 @@ List gpt2Block(const ModelConfig &c, const names::Stack &stack, int layer)
     }
     norm(BlockPart::NormFfn);
     if (c.isMoeLayer(layer)) {
-        add(list, BlockPart::Router, {D, c.experts});
+        add(list, BlockPart::Router, {c.experts, D}, false, 0, true);
     } else {
         conv1d(BlockPart::Up, D, F);
         conv1d(BlockPart::Down, F, D);
@@ -181,6 +182,13 @@ List t5Block(const ModelConfig &c, const names::Stack &stack, int layer)
 
 } // namespace
 
+Tensor transposedMatrix(const Tensor &matrix)
+{
+    Tensor out = Tensor::uninitialized({matrix.dim(1), matrix.dim(0)});
+    out.matrix() = matrix.matrix().transpose();
+    return out;
+}
+
 std::vector<ModelParameter> modelParameters(const ModelConfig &c)
 {
     const int64_t D = c.dModel;
@@ -268,9 +276,9 @@ std::vector<BlockParameter> blockParameters(const ModelConfig &c, const names::S
 std::vector<BlockParameter> expertParameters(const ModelConfig &c)
 {
     const int64_t D = c.dModel, F = c.dFF;
-    if (c.linearLayout()) // Mixtral's SwiGLU expert: w1, w2, w3
+    if (!c.storesConv1d()) // Mixtral's SwiGLU expert: w1, w2, w3
         return {{BlockPart::Gate, false, {F, D}}, {BlockPart::Down, false, {D, F}}, {BlockPart::Up, false, {F, D}}};
-    return {{BlockPart::Up, false, {D, F}}, {BlockPart::Up, true, {F}}, {BlockPart::Down, false, {F, D}},
+    return {{BlockPart::Up, false, {F, D}, true}, {BlockPart::Up, true, {F}}, {BlockPart::Down, false, {D, F}, true},
         {BlockPart::Down, true, {D}}};
 }
 

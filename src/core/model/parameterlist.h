@@ -8,9 +8,10 @@
 #include <vector>
 
 // What a model holds, as data: its own parameters and each block's, each by its part (model/parameternames.h), weight
-// or bias, with its shape in the layout of the family's checkpoint, in the checkpoint's order. Model's load, save,
-// random and parameters() (model/parameterbinding.h) and the shape-only counts read these lists; a family laid out like
-// an existing one (GPT-2's Conv1D, Llama's nn.Linear, GPT-NeoX's, BERT's or T5's) adds no entry here.
+// or bias, with the shape the model holds it in, in the checkpoint's order. Every linear map is held as nn.Linear's
+// [out, in] (y = x Wᵀ + b); GPT-2's Conv1D checkpoints keep theirs as [in, out], which load and save transpose. Model's
+// load, save, random and parameters() (model/parameterbinding.h) and the shape-only counts read these lists; a family
+// laid out like an existing one (GPT-2's Conv1D, Llama's nn.Linear, GPT-NeoX's, BERT's or T5's) adds no entry here.
 namespace atlas {
 
 // One step of a model's list: one of the model's own parameters, or the blocks of a stack, in their place.
@@ -33,8 +34,13 @@ struct BlockParameter
 {
     BlockPart part;
     bool bias = false; // the part's bias (β for a LayerNorm), else its weight (γ for a norm)
-    Shape shape;
+    Shape shape; // as held: a linear map's [out, in]
+    // GPT-2's Conv1D: the checkpoint keeps the matrix as [in, out], the transpose of `shape`.
+    bool conv1d = false;
 };
+
+// A held [out, in] matrix as a Conv1D checkpoint keeps it, [in, out] (and back: the transpose is its own inverse).
+Tensor transposedMatrix(const Tensor &matrix);
 
 // Block `layer` of `stack`: its parameters but its experts', in the order of the family's files (Model::random draws
 // them in this order, which the shipped models' training depends on). T5's relative bias (BlockPart::RelativeBias, in

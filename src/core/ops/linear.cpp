@@ -7,17 +7,6 @@ namespace atlas::ops {
 
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias)
 {
-    requireShape(out, {inp.dim(0), weight.dim(1)}, "linear output");
-    if (inp.dim(1) != weight.dim(0))
-        throw Error(
-            "linear: input width " + std::to_string(inp.dim(1)) + " does not match weight " + weight.shapeString());
-    MatrixMap o = out.matrix();
-    matrixProduct(o, inp.matrix(), false, weight.matrix(), false, false);
-    o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
-}
-
-void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias)
-{
     requireShape(out, {inp.dim(0), weight.dim(0)}, "linear output");
     if (inp.dim(1) != weight.dim(1))
         throw Error(
@@ -31,7 +20,7 @@ void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, cons
         o.rowwise() += ConstRowVectorMap(bias.data(), bias.numel());
 }
 
-void linear_t_backward(
+void linear_backward(
     Tensor &dinp, Tensor &dweight, Tensor *dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
 {
     requireShape(dout, {inp.dim(0), weight.dim(0)}, "linear backward dout");
@@ -44,20 +33,6 @@ void linear_t_backward(
         requireShape(*dbias, {weight.dim(0)}, "linear backward dbias");
         RowVectorMap(dbias->data(), dbias->numel()) += g.colwise().sum();
     }
-}
-
-void linear_backward(
-    Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight)
-{
-    requireShape(dout, {inp.dim(0), weight.dim(1)}, "linear backward dout");
-    requireShape(dinp, inp.shape(), "linear backward dinp");
-    requireShape(dweight, weight.shape(), "linear backward dweight");
-    requireShape(dbias, {weight.dim(1)}, "linear backward dbias");
-    ConstMatrixMap g = dout.matrix();
-    // Both products accumulate straight into the gradients (GEMM with beta = 1), no temporaries.
-    matrixProduct(dinp.matrix(), g, false, weight.matrix(), true, true);
-    matrixProduct(dweight.matrix(), inp.matrix(), true, g, false, true);
-    RowVectorMap(dbias.data(), dbias.numel()) += g.colwise().sum();
 }
 
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte)

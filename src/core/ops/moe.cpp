@@ -45,15 +45,15 @@ Tensor gatherRows(const Tensor &x, const std::vector<int64_t> &tokens)
     return rows;
 }
 
-// One expert on its rows: up = x W_fc + b_fc, act = act(up), y = act W_proj + b_proj.
+// One expert on its rows: up = x W_fcᵀ + b_fc, act = act(up), y = act W_projᵀ + b_proj.
 struct ExpertPass
 {
     Tensor x, up, act, y;
     ExpertPass(const Tensor &input, const std::vector<int64_t> &tokens, const FfnWeights &w)
         : x(gatherRows(input, tokens))
-        , up({x.dim(0), w.fcWeight.dim(1)})
+        , up({x.dim(0), w.fcWeight.dim(0)})
         , act(up.shape())
-        , y({x.dim(0), w.projWeight.dim(1)})
+        , y({x.dim(0), w.projWeight.dim(0)})
     {
         linear_forward(up, x, w.fcWeight, w.fcBias);
         activation_forward(act, up, w.activation);
@@ -72,10 +72,10 @@ struct GatedExpertPass
         , act(gate.shape())
         , y({x.dim(0), w.down.dim(0)})
     {
-        linear_t_forward(gate, x, w.gate, Tensor());
-        linear_t_forward(up, x, w.up, Tensor());
+        linear_forward(gate, x, w.gate, Tensor());
+        linear_forward(up, x, w.up, Tensor());
         gated_activation_forward(act, gate, up, w.activation);
-        linear_t_forward(y, act, w.down, Tensor());
+        linear_forward(y, act, w.down, Tensor());
     }
 };
 
@@ -317,9 +317,9 @@ void moe_backward(Tensor &dx, Tensor &dgate, const std::vector<FfnGradients> &g,
         const ExpertPass pass(x, rows[e].tokens, experts[e]); // recomputed: the trace keeps no per-expert activations
         const Tensor dy = gatedOutputBackward(dgate, rows[e], pass.y, dout, gate);
         Tensor dact(pass.act.shape()), dup(pass.up.shape()), dxRows(pass.x.shape());
-        linear_backward(dact, g[e].projWeight, g[e].projBias, dy, pass.act, experts[e].projWeight);
+        linear_backward(dact, g[e].projWeight, &g[e].projBias, dy, pass.act, experts[e].projWeight);
         activation_backward(dup, dact, pass.up, experts[e].activation);
-        linear_backward(dxRows, g[e].fcWeight, g[e].fcBias, dup, pass.x, experts[e].fcWeight);
+        linear_backward(dxRows, g[e].fcWeight, &g[e].fcBias, dup, pass.x, experts[e].fcWeight);
         scatterAddRows(dx, rows[e].tokens, dxRows);
     }
 }
@@ -336,10 +336,10 @@ void moe_gated_backward(Tensor &dx, Tensor &dgate, const std::vector<GatedExpert
         const GatedExpertPass pass(x, rows[e].tokens, w);
         const Tensor dy = gatedOutputBackward(dgate, rows[e], pass.y, dout, gate);
         Tensor dact(pass.act.shape()), dg(pass.gate.shape()), du(pass.up.shape()), dxRows(pass.x.shape());
-        linear_t_backward(dact, g[e].down, nullptr, dy, pass.act, w.down);
+        linear_backward(dact, g[e].down, nullptr, dy, pass.act, w.down);
         gated_activation_backward(dg, du, dact, pass.gate, pass.up, w.activation);
-        linear_t_backward(dxRows, g[e].gate, nullptr, dg, pass.x, w.gate);
-        linear_t_backward(dxRows, g[e].up, nullptr, du, pass.x, w.up);
+        linear_backward(dxRows, g[e].gate, nullptr, dg, pass.x, w.gate);
+        linear_backward(dxRows, g[e].up, nullptr, du, pass.x, w.up);
         scatterAddRows(dx, rows[e].tokens, dxRows);
     }
 }

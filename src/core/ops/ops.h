@@ -110,16 +110,11 @@ void layernorm_backward(Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tens
 
 // ---- linear.cpp
 
-// out is (T,O); inp is (T,I); weight is (I,O) (Conv1D layout); bias is (O)
+// out is (T,O); inp is (T,I); weight is (O,I), every model's layout (nn.Linear's; a GPT-2 checkpoint's Conv1D (I,O)
+// is transposed at load); bias is (O) or empty: out = inp weightᵀ + bias
 void linear_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
-// out is (T,O); inp is (T,I); weight is (O,I) (nn.Linear layout); bias is (O) or empty: out = inp weightᵀ + bias
-void linear_t_forward(Tensor &out, const Tensor &inp, const Tensor &weight, const Tensor &bias);
-// dinp, inp are (T,I); dweight, weight are (I,O); dbias is (O); dout is (T,O):
-// dinp += dout weightᵀ, dweight += inpᵀ dout, dbias += Σ_t dout[t]
+// The backward of linear_forward: dinp += dout weight, dweight += doutᵀ inp, dbias += Σ_t dout (when bias has one).
 void linear_backward(
-    Tensor &dinp, Tensor &dweight, Tensor &dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight);
-// The backward of linear_t_forward: dinp += dout weight, dweight += doutᵀ inp, dbias += Σ_t dout (when bias has one).
-void linear_t_backward(
     Tensor &dinp, Tensor &dweight, Tensor *dbias, const Tensor &dout, const Tensor &inp, const Tensor &weight);
 // out is (T,V); inp is (T,D); wte is (V,D): out = inp wteᵀ (output projection tied to the embedding)
 void logits_forward(Tensor &out, const Tensor &inp, const Tensor &wte);
@@ -307,7 +302,7 @@ void activation_backward(Tensor &dinp, const Tensor &dout, const Tensor &inp, Ac
 // ---- ffn.cpp: the feed-forward sub-layer's weights, and its chunks of rows (Reformer, Kitaev et al. 2020; the
 // chunked sub-layer itself is engine/feedforward.h)
 
-// The FFN's weights (Conv1D layout): fcWeight (D,F), fcBias (F), projWeight (F,D), projBias (D).
+// The FFN's weights: fcWeight (F,D), fcBias (F), projWeight (D,F), projBias (D).
 struct FfnWeights
 {
     const Tensor &fcWeight, &fcBias, &projWeight, &projBias;

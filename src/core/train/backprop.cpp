@@ -1,5 +1,6 @@
 #include "train/backprop.h"
 
+#include "model/parameterlist.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "train/backwardpass.h"
@@ -10,6 +11,15 @@
 #include <cmath>
 
 namespace atlas {
+
+std::map<std::string, Tensor> gradientsAsStored(const Model &model, const Gradients &g)
+{
+    const std::set<std::string> conv1d = model.conv1dParameterNames();
+    std::map<std::string, Tensor> out;
+    for (const auto &[name, grad] : g.grads)
+        out[name] = conv1d.contains(name) ? transposedMatrix(grad) : grad;
+    return out;
+}
 
 void Gradients::zero()
 {

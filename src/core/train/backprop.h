@@ -27,6 +27,10 @@ struct Gradients
     void zero();
 };
 
+// The gradients in the layout `model`'s checkpoint keeps its parameters in, as PyTorch's .grad holds them: GPT-2's
+// Conv1D matrices as [in, out] (Model::conv1dParameterNames), every other one as it is.
+std::map<std::string, Tensor> gradientsAsStored(const Model &model, const Gradients &g);
+
 // Backpropagation through the whole model, reading the forward activations from `trace`, the Trace of a
 // traced Engine run to the end on `model` and `input` (an untraced run has freed them: atlas::Error).
 // targets are one per input position: the token the model should predict there, or -1 to leave the position

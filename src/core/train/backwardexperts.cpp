@@ -36,9 +36,9 @@ void BackwardPass::mixtureOfExperts(int i, const Tensor &ddown, const Tensor &in
     ops::router_z_loss_backward(dlogits, logits, probs, m_c.routerZLossCoef);
     m_g.routerLoss += m_c.routerAuxLossCoef * act(p + "router.aux_loss").data()[0]
         + m_c.routerZLossCoef * act(p + "router.z_loss").data()[0];
-    // L = X W_r (no bias): dX += dL W_rᵀ, dW_r += Xᵀ dL.
-    din.matrix().noalias() += dlogits.matrix() * b.weight(BlockPart::Router).matrix().transpose();
-    grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += in.matrix().transpose() * dlogits.matrix();
+    // L = X W_rᵀ (W_r held [E, D]; no bias): dX += dL W_r, dW_r += dLᵀ X.
+    din.matrix().noalias() += dlogits.matrix() * b.weight(BlockPart::Router).matrix();
+    grad(param(i, BlockPart::Router) + ".weight").matrix().noalias() += dlogits.matrix().transpose() * in.matrix();
 }
 
 // Mixtral's MixtralSparseMoeBlock: gates renormalised over the top k, SwiGLU experts, a router without bias; gpt-oss's

@@ -4,7 +4,7 @@
 
 namespace atlas {
 
-// Q = queryIn W[:, 0:D] + b[0:D], [K V] = in W[:, D:3D] + b[D:3D] (GPT-2's c_attn by columns).
+// Q = queryIn W[0:D]ᵀ + b[0:D], [K V] = in W[D:3D]ᵀ + b[D:3D] (GPT-2's c_attn, held [3D, D], by rows).
 void BackwardPass::pooledProjectionsBackward(int i, const Tensor &dq, const Tensor &dk, const Tensor &dv,
     const Tensor &in, Tensor &din, const Tensor &queryIn, Tensor &dqueryIn)
 {
@@ -16,12 +16,12 @@ void BackwardPass::pooledProjectionsBackward(int i, const Tensor &dq, const Tens
     Tensor dquery({T, D}), dkv({T, 2 * D});
     ops::split_heads_backward(dquery, {&dq});
     ops::split_heads_backward(dkv, {&dk, &dv});
-    dw.leftCols(D).noalias() += queryIn.matrix().transpose() * dquery.matrix();
+    dw.topRows(D).noalias() += dquery.matrix().transpose() * queryIn.matrix();
     RowVectorMap(db, D) += dquery.matrix().colwise().sum();
-    dqueryIn.matrix().noalias() += dquery.matrix() * w.leftCols(D).transpose();
-    dw.rightCols(2 * D).noalias() += in.matrix().transpose() * dkv.matrix();
+    dqueryIn.matrix().noalias() += dquery.matrix() * w.topRows(D);
+    dw.bottomRows(2 * D).noalias() += dkv.matrix().transpose() * in.matrix();
     RowVectorMap(db + D, 2 * D) += dkv.matrix().colwise().sum();
-    din.matrix().noalias() += dkv.matrix() * w.rightCols(2 * D).transpose();
+    din.matrix().noalias() += dkv.matrix() * w.bottomRows(2 * D);
 }
 
 Tensor BackwardPass::upsampleBackward(int i, const Tensor &dupsampled)

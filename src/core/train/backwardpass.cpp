@@ -71,8 +71,7 @@ Tensor *BackwardPass::biasGrad(const std::string &module)
     return it == m_g.grads.end() ? nullptr : &it->second;
 }
 
-// Block i's module `part` (model/blockmodules.h): dx += dy Wᵀ (Conv1D) or dy W (nn.Linear), and its weight's and
-// bias's gradients.
+// Block i's module `part` (model/blockmodules.h), y = x Wᵀ + b: dx += dy W, and its weight's and bias's gradients.
 void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tensor &dy, const Tensor &x)
 {
     const LinearModule m = blockModule(m_c, blocks()[size_t(i)], part);
@@ -86,25 +85,16 @@ void BackwardPass::moduleBackward(Tensor &dx, int i, BlockPart part, const Tenso
             true, x.matrix(), false, true);
         return;
     }
-    m.transposed ? linearBackward(dx, name, dy, x, m.weight) : conv1dBackward(dx, name, dy, x, m.weight);
+    linearBackward(dx, name, dy, x, m.weight);
 }
 
-// A GPT-2-layout module (Conv1D) y = x W + b named `module`: dx += dy Wᵀ, and its weight's and bias's gradients.
-void BackwardPass::conv1dBackward(
-    Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
-{
-    if (m_inputsOnly)
-        return matrixProduct(dx.matrix(), dy.matrix(), false, weight.matrix(), true, true);
-    ops::linear_backward(dx, grad(module + ".weight"), grad(module + ".bias"), dy, x, weight);
-}
-
-// A linear-layout module y = x Wᵀ (+ b) named `module`: dx += dy W, and its weight's and bias's gradients.
+// A module y = x Wᵀ (+ b) named `module`: dx += dy W, and its weight's and bias's gradients.
 void BackwardPass::linearBackward(
     Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight)
 {
     if (m_inputsOnly)
         return matrixProduct(dx.matrix(), dy.matrix(), false, weight.matrix(), false, true);
-    ops::linear_t_backward(dx, grad(module + ".weight"), biasGrad(module), dy, x, weight);
+    ops::linear_backward(dx, grad(module + ".weight"), biasGrad(module), dy, x, weight);
 }
 
 // BERT's masked-LM head: logits = LN_t(GELU(X W_tᵀ + b_t)) W_teᵀ + b_out, the embedding tied. Returns dX (T,D).
@@ -333,7 +323,7 @@ void BackwardPass::crossAttention(int i, const Tensor &dF, Tensor &dln)
         ops::split_heads_backward(dquery, {&dq});
         const Tensor &z = act(names::encoderOutput());
         moduleBackward(dln, i, BlockPart::CrossQ, dquery, act(p + "ln_cross"));
-        if (m_c.linearLayout()) { // T5's EncDecAttention: k and v of their own
+        if (!m_c.fusesCrossKv()) { // T5's EncDecAttention: k and v of their own
             Tensor dK({S, I}), dV({S, I});
             ops::split_heads_backward(dK, {&dk});
             ops::split_heads_backward(dV, {&dv});

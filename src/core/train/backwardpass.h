@@ -122,7 +122,6 @@ private:
     std::string modelParam(ModelPart part) const { return modelParameter(m_c, part, m_s); }
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
     void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
-    void conv1dBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);
     // Block i's linear module `part` in its layout (model/blockmodules.h): adds dy·∂y/∂x into dx, and its gradients.
     void moduleBackward(Tensor &dx, int i, BlockPart part, const Tensor &dy, const Tensor &x);
     Tensor bertHead(const Tensor &dlogits);

@@ -30,13 +30,13 @@ void BackwardPass::sortingNetworkBackward(int i, Tensor &din)
     Tensor dlogits({N, N});
     ops::sinkhorn_backward(dlogits, m_dSort, act(p + "attn.sort_logits"), noise, sk.iterations, sk.temperature);
     const Tensor &hidden = act(p + "attn.sort_hidden");
-    grad(proj + ".weight").matrix().leftCols(N).noalias() += hidden.matrix().transpose() * dlogits.matrix();
+    grad(proj + ".weight").matrix().topRows(N).noalias() += dlogits.matrix().transpose() * hidden.matrix();
     RowVectorMap(grad(proj + ".bias").data(), N) += dlogits.matrix().colwise().sum();
     Tensor dhidden({N, D});
-    dhidden.matrix().noalias() = dlogits.matrix() * b.weight(BlockPart::SortProj).matrix().leftCols(N).transpose();
+    dhidden.matrix().noalias() = dlogits.matrix() * b.weight(BlockPart::SortProj).matrix().topRows(N);
     dhidden.matrix() = dhidden.matrix().cwiseProduct((hidden.matrix().array() > 0.0f).cast<float>().matrix());
     Tensor dpooled({N, D});
-    conv1dBackward(dpooled, fc, dhidden, act(p + "attn.sort_pooled"), b.weight(BlockPart::SortFc));
+    linearBackward(dpooled, fc, dhidden, act(p + "attn.sort_pooled"), b.weight(BlockPart::SortFc));
     ops::block_sum_backward(din, dpooled, sk.block);
     m_dSort = Tensor();
 }

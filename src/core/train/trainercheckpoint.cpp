@@ -6,6 +6,7 @@
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "io/safetensors.h"
+#include "model/parameterlist.h"
 #include "train/checkpointdirectory.h"
 #include "util/error.h"
 
@@ -14,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 namespace atlas {
@@ -44,9 +46,10 @@ std::mt19937_64 readRng(const nlohmann::json &j, const std::string &source)
     return rng;
 }
 
-// The moments must be exactly m.<p> and v.<p> for every parameter p, each of p's shape, finite, v >= 0; none
-// at all before the first step.
-void checkMoments(const std::map<std::string, Tensor> &state, const Model &model, int step, const std::string &source)
+// The moments must be exactly m.<p> and v.<p> for every parameter p, each of p's shape as model.safetensors keeps
+// it (`conv1d`: GPT-2's matrices as [in, out]), finite, v >= 0; none at all before the first step.
+void checkMoments(const std::map<std::string, Tensor> &state, const Model &model, const std::set<std::string> &conv1d,
+    int step, const std::string &source)
 {
     const auto params = model.parameters();
     if (step == 0 && state.empty())
@@ -56,10 +59,10 @@ void checkMoments(const std::map<std::string, Tensor> &state, const Model &model
             const auto it = state.find(kind + name);
             if (it == state.end())
                 throw Error(source + ": tensor '" + kind + name + "' is missing (every parameter has two moments)");
-            if (it->second.shape() != p->shape())
+            const Shape stored = conv1d.contains(name) ? Shape {p->dim(1), p->dim(0)} : p->shape();
+            if (it->second.shape() != stored)
                 throw Error(source + ": tensor '" + kind + name + "' has shape "
-                    + Tensor::shapeString(it->second.shape()) + ", the parameter has "
-                    + Tensor::shapeString(p->shape()));
+                    + Tensor::shapeString(it->second.shape()) + ", the parameter has " + Tensor::shapeString(stored));
             const float *x = it->second.data();
             for (int64_t i = 0; i < it->second.numel(); ++i)
                 if (!std::isfinite(x[i]) || (kind[0] == 'v' && x[i] < 0))
@@ -76,10 +79,15 @@ void checkMoments(const std::map<std::string, Tensor> &state, const Model &model
 void Trainer::save(const std::string &directory) const
 {
     const std::string stamp = std::to_string(m_step);
+    // The moments in the layout model.safetensors keeps each parameter in (GPT-2's matrices as Conv1D's [in, out]).
     std::map<std::string, Tensor> state = m_optimizer.state();
+    const std::set<std::string> conv1d = m_model->conv1dParameterNames();
     std::map<std::string, const Tensor *> stateRefs;
-    for (const auto &[name, t] : state)
+    for (auto &[name, t] : state) {
+        if (conv1d.contains(name.substr(2)))
+            t = transposedMatrix(t);
         stateRefs[name] = &t;
+    }
     std::ostringstream rng;
     rng << m_rng;
     const nlohmann::json j = {
@@ -176,7 +184,11 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
     std::map<std::string, Tensor> state;
     for (const auto &[name, entry] : file.entries())
         state[name] = file.tensor(name);
-    checkMoments(state, *model, step, file.path());
+    const std::set<std::string> conv1d = model->conv1dParameterNames();
+    checkMoments(state, *model, conv1d, step, file.path());
+    for (auto &[name, t] : state)
+        if (conv1d.contains(name.substr(2)))
+            t = transposedMatrix(t);
     trainer->m_optimizer.restoreState(state, step);
     return trainer;
 }

@@ -40,16 +40,6 @@ const std::vector<Role> &roles()
     return kRoles;
 }
 
-// A matrix as ggml stores it, [out, in]: GPT-2's Conv1D weights ([in, out]) transposed.
-Tensor outByIn(const ModelConfig &c, const Tensor &w)
-{
-    if (c.linearLayout())
-        return w;
-    Tensor t = Tensor::uninitialized({w.dim(1), w.dim(0)});
-    t.matrix() = w.matrix().transpose();
-    return t;
-}
-
 // The traced rows a matrix reads: the first candidate whose product with the model's own weights (plus its bias)
 // is the traced output; none when the output or every candidate is not traced, or none matches.
 std::optional<Tensor> tracedInput(
@@ -219,7 +209,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
         if (found == parameters.end() || std::find(seen.begin(), seen.end(), parameter) != seen.end())
             continue;
         seen.push_back(parameter);
-        const Tensor own = outByIn(c, found->second->unpacked());
+        const Tensor own = found->second->unpacked();
         const Tensor *referenceWeights = nullptr;
         if (reference && referenceParameters.count(parameter)
             && referenceParameters.at(parameter)->shape() == found->second->shape())
@@ -262,10 +252,9 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
         if (hasFloats) {
             compared = true;
             m.weightError = relativeError(stored.data(), floats.data(), stored.numel());
-            // the output compared in the model's own row order: the quantized weights are the model's when it is
-            // a GGUF file, and the reference brought back from the file's layout is the float model's
+            // the quantized weights are the model's when it is a GGUF file, and the reference is the float model's
             const Tensor quantized = file ? own : stored;
-            const Tensor exact = file ? outByIn(c, referenceWeights->unpacked()) : own;
+            const Tensor exact = file ? referenceWeights->unpacked() : own;
             const std::string biasName = parameter.substr(0, parameter.size() - 7) + ".bias";
             const auto bias = parameters.find(biasName);
             if (const std::optional<Tensor> x

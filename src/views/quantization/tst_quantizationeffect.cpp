@@ -64,8 +64,8 @@ private slots:
         QCOMPARE(e.reference, std::string("reverse-llama"));
     }
 
-    // GPT-2's layout (Conv1D, fused c_attn): its matrices are taken [out, in], and the output of each is the traced
-    // one.
+    // GPT-2's layout (fused c_attn; its checkpoint's Conv1D transposed at load): its matrices are [out, in] as ggml
+    // stores them, and the output of each is the traced one.
     void readsGpt2sMatricesAsGgmlStoresThem()
     {
         const QuantizationEffect e = effectOf("reverse", GgmlType::Q8_0, "qkv", 3);
