@@ -192,8 +192,4 @@ inline void blockProduct(float *c, const float *a, const float *b, int64_t m, in
     blockProduct(c, n, a, k, b, n, m, k, n);
 }
 
-// dst (d,8), its rows ld floats apart, = the 8 rows src[0..7] of d floats each, transposed: how the kernels
-// gather keys into blockProduct's B, 8 × 8 in registers with AVX2.
-void transposeRows8(const float *const *src, int64_t d, float *dst, int64_t ld);
-
 } // namespace atlas::attention

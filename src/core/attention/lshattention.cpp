@@ -2,6 +2,7 @@
 
 #include "attention/blockattention.h"
 #include "attention/gaussianstream.h"
+#include "tensor/transposerows.h"
 #include "util/error.h"
 #include "util/parallel.h"
 
