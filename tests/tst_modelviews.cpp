@@ -280,6 +280,11 @@ void TestModelViews::maskViewReadsAHeadKeptOnDemand()
                 QCOMPARE(b->hoverTextAt(b->cellCenter(r, c)), text);
             }
         }
+        // The probabilities hatch the keys the causal mask hid, as the Attention view does, whole and on demand.
+        for (MaskView *view : {&whole, &onDemand}) {
+            QVERIFY2(view->probsPlot()->pooled().hasNegInf, model);
+            QVERIFY2(std::isnan(view->probsPlot()->colorMap()->data()->cell(4, 1)), model); // query 1's key 4
+        }
         QCOMPARE(onDemand.caption()->text(), whole.caption()->text());
     }
 }

@@ -140,14 +140,18 @@ void MaskView::finishDrawing()
 
 void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, ops::ScoreStage stage)
 {
+    // The probabilities hatch the cells the mask hid, as the Attention view draws them: a masked key is "not
+    // attended", not a probability of 0 (sparsemax's exact zeros are that).
+    const bool hatchMasked = stage == ops::ScoreStage::Probs;
+    plot->setMaskedScores(nullptr);
     QString problem; // the trace's head, or one computed now from a trace that keeps attention on demand
     if (!findHeadTensor(m_input, m_spec.layer, suffix, m_spec.head, &problem) && problem.isEmpty())
         if (auto readout = largeHeadReadout(m_input, m_spec.layer, m_spec.head)) { // pooled from its tiles
             const int tokens = int(readout->queries()), keys = int(readout->keys());
             plot->setLabels(tokenLabels(m_input, tokens), keyLabels(m_input, keys));
-            // every cell, a masked probability as its 0, as the whole head is drawn
             plot->setPooledSource(tokens, keys,
-                pooledHeadSource(std::move(readout), m_input.trace, stage, ops::PoolCells::All, m_spec.head));
+                pooledHeadSource(std::move(readout), m_input.trace, stage,
+                    hatchMasked ? ops::PoolCells::Seen : ops::PoolCells::All, m_spec.head));
             return;
         }
     const HeadMatrix head = findHeadMatrix(m_input, m_spec.layer, suffix, m_spec.head, &problem);
@@ -157,7 +161,17 @@ void MaskView::showPanel(HeatmapPlot *plot, const char *suffix, ops::ScoreStage 
         return;
     }
     plot->setLabels(tokenLabels(m_input, head.rows), keyLabels(m_input, head.cols));
-    plot->setMatrix(head.data, head.rows, head.cols, head.owner);
+    HeadMatrix masked;
+    if (hatchMasked) {
+        QString none; // a kernel's layer has no attn.masked: its probabilities are drawn as values
+        masked = findHeadMatrix(m_input, m_spec.layer, "attn.masked", m_spec.head, &none);
+    }
+    if (!masked || masked.rows != head.rows || masked.cols != head.cols)
+        return plot->setMatrix(head.data, head.rows, head.cols, head.owner);
+    plot->setMaskedScores(masked.data);
+    plot->setMatrix(head.data, head.rows, head.cols,
+        std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<const void>>>(
+            head.owner, masked.owner));
 }
 
 void MaskView::refresh()
