@@ -448,6 +448,14 @@ std::set<std::string> Model::conv1dParameterNames() const
     return names;
 }
 
+void Model::transposeConv1dMatrices(std::map<std::string, Tensor> &tensors, size_t skip) const
+{
+    const std::set<std::string> conv1d = conv1dParameterNames();
+    for (auto &[name, t] : tensors)
+        if (name.size() >= skip && conv1d.contains(name.substr(skip)))
+            t = transposedMatrix(t);
+}
+
 int64_t Model::parameterCount() const
 {
     int64_t n = 0;

@@ -138,6 +138,9 @@ public:
     // The parameters its checkpoint keeps transposed, as GPT-2's Conv1D [in, out] (held [out, in]): what save, load
     // and a trainer checkpoint's moments turn.
     std::set<std::string> conv1dParameterNames() const;
+    // `tensors` by parameter name after their first `skip` characters (a trainer checkpoint's moments are "m.<name>"
+    // and "v.<name>"), each Conv1D matrix transposed: from the held [out, in] to the checkpoint's [in, out], or back.
+    void transposeConv1dMatrices(std::map<std::string, Tensor> &tensors, size_t skip = 0) const;
     int64_t parameterCount() const;
     // The parameters a model of `config` has, counted from the shapes alone (nothing is allocated): for an
     // estimate of the memory a request implies before it is made.

@@ -1,6 +1,5 @@
 #include "train/backprop.h"
 
-#include "model/parameterlist.h"
 #include "ops/ops.h"
 #include "trace/names.h"
 #include "train/backwardpass.h"
@@ -14,10 +13,8 @@ namespace atlas {
 
 std::map<std::string, Tensor> gradientsAsStored(const Model &model, const Gradients &g)
 {
-    const std::set<std::string> conv1d = model.conv1dParameterNames();
-    std::map<std::string, Tensor> out;
-    for (const auto &[name, grad] : g.grads)
-        out[name] = conv1d.contains(name) ? transposedMatrix(grad) : grad;
+    std::map<std::string, Tensor> out = g.grads;
+    model.transposeConv1dMatrices(out);
     return out;
 }
 

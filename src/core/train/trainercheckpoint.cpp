@@ -6,7 +6,6 @@
 #include "io/jsonread.h"
 #include "io/limits.h"
 #include "io/safetensors.h"
-#include "model/parameterlist.h"
 #include "train/checkpointdirectory.h"
 #include "util/error.h"
 
@@ -81,13 +80,10 @@ void Trainer::save(const std::string &directory) const
     const std::string stamp = std::to_string(m_step);
     // The moments in the layout model.safetensors keeps each parameter in (GPT-2's matrices as Conv1D's [in, out]).
     std::map<std::string, Tensor> state = m_optimizer.state();
-    const std::set<std::string> conv1d = m_model->conv1dParameterNames();
+    m_model->transposeConv1dMatrices(state, 2);
     std::map<std::string, const Tensor *> stateRefs;
-    for (auto &[name, t] : state) {
-        if (conv1d.contains(name.substr(2)))
-            t = transposedMatrix(t);
+    for (const auto &[name, t] : state)
         stateRefs[name] = &t;
-    }
     std::ostringstream rng;
     rng << m_rng;
     const nlohmann::json j = {
@@ -186,9 +182,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
         state[name] = file.tensor(name);
     const std::set<std::string> conv1d = model->conv1dParameterNames();
     checkMoments(state, *model, conv1d, step, file.path());
-    for (auto &[name, t] : state)
-        if (conv1d.contains(name.substr(2)))
-            t = transposedMatrix(t);
+    model->transposeConv1dMatrices(state, 2);
     trainer->m_optimizer.restoreState(state, step);
     return trainer;
 }
