@@ -13,13 +13,16 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QtEndian>
 
 using namespace atlas;
 using namespace atlas::testing;
 
 // tests/data/gguf/vocab/NAME.gguf: llama.cpp's own vocabulary files cut to what its test texts need
 // (make_gguf_vocab_fixtures.py), and NAME.cases.json the ids llama.cpp gives each text on them, checked there against
-// the whole vocabulary's .out file (gguf_vocab_reference.mjs).
+// the whole vocabulary's .out file (gguf_vocab_reference.mjs). llama.cpp has no 't5' vocabulary of its own:
+// t5-nfkc.gguf is a SentencePiece Unigram trained here and written as its converter writes T5's, with NFKC's charsmap,
+// and its cases (llama.cpp's texts and more) hold llama.cpp's ids and decoded text (make_gguf_t5_vocab.py).
 class TestGgufTokenizers : public QObject
 {
     Q_OBJECT
@@ -29,13 +32,14 @@ private slots:
     void encodesAsLlamaCpp();
     void aGgufModelHasItsTokenizer();
     void refusesATokenizerItDoesNotRead();
+    void refusesABrokenCharsmap();
 };
 
 void TestGgufTokenizers::encodesAsLlamaCpp_data()
 {
     QTest::addColumn<QString>("name");
     const QStringList files = QDir(dataPath("gguf/vocab")).entryList({"*.cases.json"});
-    QCOMPARE(files.size(), 6);
+    QCOMPARE(files.size(), 7);
     for (const QString &file : files)
         QTest::newRow(qPrintable(file.section('.', 0, 0))) << file.section('.', 0, 0);
 }
@@ -47,7 +51,8 @@ void TestGgufTokenizers::encodesAsLlamaCpp()
     QFile f(dataPath("gguf/vocab/" + name + ".cases.json"));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QJsonArray cases = QJsonDocument::fromJson(f.readAll()).array();
-    QCOMPARE(cases.size(), 47);
+    QVERIFY(cases.size() >= 47); // llama.cpp's test texts, and the t5 vocabulary's own
+    const bool unigram = tokenizer->kind() == "Unigram";
     for (const QJsonValue &c : cases) {
         const std::string text = c["text"].toString().toStdString();
         std::vector<int> expected;
@@ -60,8 +65,13 @@ void TestGgufTokenizers::encodesAsLlamaCpp()
                 shown += QString::number(id) + " ";
             QFAIL(qPrintable(QString("%1: \"%2\": got %3").arg(name, QString::fromStdString(text), shown)));
         }
-        if (tokenizer->kind() != "WordPiece") // byte-level BPE gives the text back; BERT's lowercases it
+        if (unigram) { // NFKC and the squeezed spaces do not give the text back: llama.cpp's decoded text, where
+                       // no control or unknown token is in it (llama.cpp leaves those out)
+            if (std::none_of(got.begin(), got.end(), [&](int id) { return tokenizer->role(id) != TokenRole::Text; }))
+                QCOMPARE(QString::fromStdString(tokenizer->decode(got)), c["decoded"].toString());
+        } else if (tokenizer->kind() != "WordPiece") { // byte-level BPE gives the text back; BERT's lowercases it
             QCOMPARE(tokenizer->decode(got), text);
+        }
     }
     if (tokenizer->kind() == "WordPiece") { // llama.cpp puts [CLS] before the text and [SEP] after it
         const std::vector<int> ids = tokenizer->encodeWithSpecialTokens("Hello world");
@@ -69,6 +79,11 @@ void TestGgufTokenizers::encodesAsLlamaCpp()
         QCOMPARE(tokenizer->tokenString(ids.front()), std::string("[CLS]"));
         QCOMPARE(tokenizer->tokenString(ids.back()), std::string("[SEP]"));
         QCOMPARE(tokenizer->decode({ids[1], ids[2]}), std::string("hello world"));
+    }
+    if (unigram) { // llama.cpp's 't5' adds </s> after the text and nothing before it
+        const std::vector<int> ids = tokenizer->encodeWithSpecialTokens("the end");
+        QCOMPARE(std::vector<int>(ids.begin(), ids.end() - 1), tokenizer->encode("the end"));
+        QCOMPARE(tokenizer->tokenString(ids.back()), std::string("</s>"));
     }
 }
 
@@ -124,6 +139,43 @@ void TestGgufTokenizers::refusesATokenizerItDoesNotRead()
     const qsizetype key = whole.indexOf("tokenizer.ggml.bos_token_id") + 27;
     refused("phi-3.gguf", "tokenizer.ggml.bos_token_id", whole.mid(key, 8), outside,
         "tokenizer.ggml.bos_token_id': 698 is outside the vocabulary of 698");
+}
+
+// t5-nfkc.gguf's precompiled charsmap changed in place (its header, its double array, its replacement strings): the
+// file is refused when it is read, or the text when a change is reached, naming the file and the key; nothing reads
+// outside the map.
+void TestGgufTokenizers::refusesABrokenCharsmap()
+{
+    QFile f(dataPath("gguf/vocab/t5-nfkc.gguf"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray whole = f.readAll();
+    const QByteArray key = "tokenizer.ggml.precompiled_charsmap";
+    // the key, then the value's type (array), the elements' type (uint8) and their count (uint64)
+    const qsizetype at = whole.indexOf(key) + key.size() + 4 + 4;
+    QVERIFY(at > key.size());
+    const qint64 bytes = qFromLittleEndian<qint64>(whole.constData() + at);
+    const qsizetype map = at + 8;
+    const quint32 arrayBytes = qFromLittleEndian<quint32>(whole.constData() + map);
+    QVERIFY(arrayBytes > 0 && arrayBytes + 4 < bytes);
+    QTemporaryDir dir;
+    const auto refused = [&](const char *name, qsizetype from, qsizetype count, char fill, const QString &expected) {
+        QByteArray changed = whole;
+        changed.replace(from, count, QByteArray(count, fill));
+        const QString path = dir.filePath(QString(name) + ".gguf");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(changed);
+        out.close();
+        try {
+            HuggingFaceTokenizer::fromGguf(path.toStdString())->encode("\xEF\xAC\x81ne"); // "ﬁne", which NFKC rewrites
+            QFAIL(qPrintable(QString("accepted: ") + name));
+        } catch (const Error &e) {
+            QVERIFY2(QString(e.what()).startsWith(path + ": metadata key '" + key + "': " + expected), e.what());
+        }
+    };
+    refused("header", map + 3, 1, '\x7f', "its header gives");
+    refused("nodes", map + 4, arrayBytes, '\xff', "a node points to node");
+    refused("unterminated", map + 4 + arrayBytes, bytes - 4 - arrayBytes, 'x', "the replacement at");
 }
 
 QTEST_GUILESS_MAIN(TestGgufTokenizers)

@@ -488,6 +488,21 @@ std::vector<int64_t> GgufFile::integers(const std::string &key) const
     keyError(m_path, key, "expected an array of integers, found a " + v.describe());
 }
 
+std::string GgufFile::byteArray(const std::string &key) const
+{
+    const GgufValue &v = valueOf(m_path, m_metadata, key);
+    if (v.type != Type::Array || (v.elementType != Type::UInt8 && v.elementType != Type::Int8))
+        keyError(m_path, key, "expected an array of uint8 or int8, found a " + v.describe());
+    std::string out;
+    if (const auto *u = std::get_if<std::vector<uint64_t>>(&v.value))
+        for (uint64_t x : *u)
+            out.push_back(static_cast<char>(x));
+    else
+        for (int64_t x : std::get<std::vector<int64_t>>(v.value))
+            out.push_back(static_cast<char>(x));
+    return out;
+}
+
 const unsigned char *GgufFile::data(const Entry &entry) const
 {
     return m_dataStart + entry.offset;

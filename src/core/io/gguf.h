@@ -87,6 +87,7 @@ public:
     const std::vector<std::string> &strings(const std::string &key) const;
     std::vector<double> numbers(const std::string &key) const;
     std::vector<int64_t> integers(const std::string &key) const;
+    std::string byteArray(const std::string &key) const; // an array of uint8 or int8, as bytes
 
     // The tensor's raw blocks, as the file holds them.
     const unsigned char *data(const Entry &entry) const;

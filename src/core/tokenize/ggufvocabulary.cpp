@@ -6,6 +6,7 @@
 #include "io/modelfile.h"
 #include "tokenize/bertvocabulary.h"
 #include "tokenize/gpt2vocabulary.h"
+#include "tokenize/llamacppunigram.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
@@ -26,8 +27,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-// llama.cpp's token types (llama_token_type).
-constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kByte = 6; // 5: unused
+using namespace gguftoken;
 
 // The patterns of llama.cpp's BPE pre-tokenizers (llm_tokenizer_bpe), applied one after the other: each splits the
 // pieces the last one left, keeping what it matched and what lies between as pieces of their own.
@@ -224,6 +224,19 @@ Json wordPieceJson(const GgufFile &f, const std::vector<std::string> &tokens, co
     return bertTokenizerJson(options);
 }
 
+// llama.cpp's 't5' vocabulary: its model is built apart (llamacppunigram.h), so the pipeline has no normalizer or
+// pre-tokenizer of its own; decoding turns "▁" back into spaces, and drops the one space add_space_prefix put in
+// front of the text.
+Json unigramJson(const GgufFile &f, const Json &added)
+{
+    Json decoders = Json::array(
+        {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}}, {{"type", "Fuse"}}});
+    if (f.has("tokenizer.ggml.add_space_prefix") && f.boolean("tokenizer.ggml.add_space_prefix"))
+        decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+    return {{"added_tokens", added}, {"normalizer", nullptr}, {"pre_tokenizer", nullptr}, {"model", nullptr},
+        {"decoder", {{"type", "Sequence"}, {"decoders", decoders}}}};
+}
+
 } // namespace
 
 std::string ggufPreTokenizerNames()
@@ -235,14 +248,14 @@ std::string ggufPreTokenizerNames()
     return names;
 }
 
-Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
+Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab, std::unique_ptr<pipeline::SubwordModel> &model)
 {
-    const std::string &model = f.string("tokenizer.ggml.model");
-    const bool spm = model == "llama", wpm = model == "bert";
-    if (model != "gpt2" && !spm && !wpm)
-        throw Error(f.path() + ": metadata key 'tokenizer.ggml.model': '" + shownText(model)
+    const std::string &kind = f.string("tokenizer.ggml.model");
+    const bool spm = kind == "llama", wpm = kind == "bert", ugm = kind == "t5";
+    if (kind != "gpt2" && !spm && !wpm && !ugm)
+        throw Error(f.path() + ": metadata key 'tokenizer.ggml.model': '" + shownText(kind)
             + "' tokenizers are not read by this version (it reads 'gpt2', byte-level BPE, 'llama', "
-              "SentencePiece's BPE, and 'bert', WordPiece)");
+              "SentencePiece's BPE, 'bert', WordPiece, and 't5', SentencePiece's Unigram)");
     const std::vector<std::string> &tokens = f.strings("tokenizer.ggml.tokens");
     pipeline::checkVocabularySize(tokens.size(), f.path() + ": metadata key 'tokenizer.ggml.tokens'");
     std::vector<int64_t> types(tokens.size(), kNormal);
@@ -252,6 +265,7 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
             throw Error(f.path() + ": metadata key 'tokenizer.ggml.token_type': " + std::to_string(types.size())
                 + " types for " + std::to_string(tokens.size()) + " tokens");
     }
+    // llama.cpp splits control, user-defined and unknown tokens off the text first (tokenizer_st_partition)
     Json added = Json::array();
     vocab.clear();
     vocab.reserve(tokens.size());
@@ -265,27 +279,49 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab)
         if (type < kNormal || type > kByte)
             throw Error(f.path() + ": metadata key 'tokenizer.ggml.token_type': token " + std::to_string(id)
                 + " has type " + std::to_string(type) + " (llama.cpp's are 1 to 6)");
-        if ((type == kControl || type == kUserDefined) && !token.empty())
+        if ((type == kControl || type == kUserDefined || type == kUnknown) && !token.empty())
             added.push_back({{"id", id}, {"content", token}, {"single_word", false}, {"lstrip", false},
-                {"rstrip", false}, {"normalized", false}, {"special", type == kControl}});
+                {"rstrip", false}, {"normalized", false}, {"special", type != kUserDefined}});
     }
     if (wpm)
         return wordPieceJson(f, tokens, types, added, vocab);
-    Json root = spm ? sentencePieceJson(f, tokens, types, added) : byteLevelJson(f, added);
-    // llama.cpp adds BOS where the file says so, and for SentencePiece vocabularies unless it says not to
-    const bool addBos = f.has("tokenizer.ggml.add_bos_token") ? f.boolean("tokenizer.ggml.add_bos_token") : spm;
-    if (addBos) {
-        const uint64_t bos = f.unsignedValue("tokenizer.ggml.bos_token_id");
-        if (bos >= tokens.size())
-            throw Error(f.path() + ": metadata key 'tokenizer.ggml.bos_token_id': " + std::to_string(bos)
-                + " is outside the vocabulary of " + std::to_string(tokens.size()));
-        const std::string &name = tokens[bos];
-        root["post_processor"] = {{"type", "TemplateProcessing"},
-            {"single",
-                {{{"SpecialToken", {{"id", name}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-            {"pair", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-            {"special_tokens", {{name, {{"id", name}, {"ids", {bos}}, {"tokens", {name}}}}}}};
+    Json root;
+    if (ugm) {
+        std::vector<double> scores = f.numbers("tokenizer.ggml.scores");
+        if (scores.size() != tokens.size())
+            throw Error(f.path() + ": metadata key 'tokenizer.ggml.scores': " + std::to_string(scores.size())
+                + " scores for " + std::to_string(tokens.size()) + " tokens");
+        root = unigramJson(f, added);
+        model = makeLlamaCppUnigram({f.path(), tokens, std::move(scores), types,
+            f.has("tokenizer.ggml.precompiled_charsmap") ? f.byteArray("tokenizer.ggml.precompiled_charsmap") : "",
+            f.has("tokenizer.ggml.add_space_prefix") && f.boolean("tokenizer.ggml.add_space_prefix"),
+            f.has("tokenizer.ggml.remove_extra_whitespaces") && f.boolean("tokenizer.ggml.remove_extra_whitespaces"),
+            int(tokenIdOf(f, "tokenizer.ggml.unknown_token_id", 2, tokens.size()))});
+    } else {
+        root = spm ? sentencePieceJson(f, tokens, types, added) : byteLevelJson(f, added);
     }
+    // llama.cpp adds BOS where the file says so, and for SentencePiece's BPE unless it says not to; EOS where the file
+    // says so, and for 't5' unless it says not to
+    const bool addBos = f.has("tokenizer.ggml.add_bos_token") ? f.boolean("tokenizer.ggml.add_bos_token") : spm;
+    const bool addEos = f.has("tokenizer.ggml.add_eos_token") ? f.boolean("tokenizer.ggml.add_eos_token") : ugm;
+    Json single = Json::array({{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}});
+    Json special = Json::object();
+    // a 't5' file's ids default to llama.cpp's (</s> 1); the others must name theirs
+    const auto specialToken = [&](const char *key, uint64_t fallback, bool first) {
+        const uint64_t id = tokenIdOf(f, key, ugm ? fallback : f.unsignedValue(key), tokens.size());
+        const std::string &name = tokens[id];
+        const Json step = {{"SpecialToken", {{"id", name}, {"type_id", 0}}}};
+        single.insert(first ? single.begin() : single.end(), step);
+        special[name] = {{"id", name}, {"ids", {id}}, {"tokens", {name}}};
+    };
+    if (addBos)
+        specialToken("tokenizer.ggml.bos_token_id", 1, true);
+    if (addEos)
+        specialToken("tokenizer.ggml.eos_token_id", 1, false);
+    if (addBos || addEos)
+        root["post_processor"] = {{"type", "TemplateProcessing"}, {"single", single},
+            {"pair", {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+            {"special_tokens", special}};
     return root;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,20 @@ namespace atlas {
 
 class GgufFile;
 
+// llama.cpp's token types (llama_token_type): the values of tokenizer.ggml.token_type.
+namespace gguftoken {
+constexpr int64_t kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6;
+}
+
 // A GGUF file's own tokenizer (tokenizer.ggml.*) as the tokenizer.json that encodes as llama.cpp does, its
-// vocabulary's entries moved into `vocab`. Read: the 'gpt2' model (byte-level BPE: tokens, merges, and the
-// pre-tokenizer that tokenizer.ggml.pre names, with llama.cpp's patterns for it). Control tokens become special added
-// tokens, user-defined ones added tokens; add_bos_token puts the BOS token in front for encodeWithSpecialTokens.
-// Throws atlas::Error naming the file and the key for a tokenizer it does not read or a malformed one.
-nlohmann::json ggufTokenizerJson(const GgufFile &file, pipeline::VocabEntries &vocab);
+// vocabulary's entries moved into `vocab`. Read: 'gpt2' (byte-level BPE: tokens, merges, and the pre-tokenizer that
+// tokenizer.ggml.pre names, with llama.cpp's patterns for it), 'llama' (SentencePiece's BPE), 'bert' (WordPiece) and
+// 't5' (SentencePiece's Unigram, whose model is llama.cpp's own and is built into `model`; the JSON's "model" is then
+// null). Control and unknown tokens become special added tokens, user-defined ones added tokens; BOS and EOS are put
+// around the text for encodeWithSpecialTokens where the file or llama.cpp's default for its kind says so. Throws
+// atlas::Error naming the file and the key for a tokenizer it does not read or a malformed one.
+nlohmann::json ggufTokenizerJson(
+    const GgufFile &file, pipeline::VocabEntries &vocab, std::unique_ptr<pipeline::SubwordModel> &model);
 
 // The pre-tokenizer names tokenizer.ggml.pre may hold that this program reads, for messages and docs.
 std::string ggufPreTokenizerNames();

@@ -139,7 +139,9 @@ struct HuggingFaceTokenizerParts
     bool byteLevel = false;
     bool cleanUpSpaces = false;
 
-    void read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab = nullptr);
+    // `given`: a model built apart (a GGUF file's 't5' vocabulary), which the JSON's "model" then leaves null.
+    void read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab = nullptr,
+        std::unique_ptr<pipeline::SubwordModel> given = nullptr);
     void readAddedTokens(const Json &list, const JsonPlace &where);
 
     struct Section
@@ -154,18 +156,19 @@ struct HuggingFaceTokenizerParts
     const std::string *tokenString(int id) const;
 };
 
-void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab)
+void HuggingFaceTokenizerParts::read(const Json &root, const std::string &file, pipeline::VocabEntries *vocab,
+    std::unique_ptr<pipeline::SubwordModel> given)
 {
     path = file;
     if (!root.is_object())
         throw Error(file + ": expected a JSON object with a \"model\"");
     const auto part = [&](const char *key) { return root.contains(key) ? root[key] : Json(); };
     const auto model = root.find("model");
-    if (model == root.end() || model->is_null())
+    if (!given && (model == root.end() || model->is_null()))
         throw Error(file + ": model: missing");
     normalizer = pipeline::makeNormalizer(part("normalizer"), {file, "normalizer"});
     preTokenizer = pipeline::makePreTokenizer(part("pre_tokenizer"), {file, "pre_tokenizer"});
-    this->model = pipeline::makeSubwordModel(*model, {file, "model"}, vocab);
+    this->model = given ? std::move(given) : pipeline::makeSubwordModel(*model, {file, "model"}, vocab);
     postProcessor = pipeline::makePostProcessor(part("post_processor"), {file, "post_processor"});
     decoder = pipeline::makeDecoder(part("decoder"), {file, "decoder"});
     readAddedTokens(part("added_tokens"), {file, "added_tokens"});
@@ -461,8 +464,9 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const std::
     auto parts = sharedParts({ggufPath}, "gguf", [&] {
         auto parts = std::make_unique<HuggingFaceTokenizerParts>();
         pipeline::VocabEntries vocab;
-        const Json root = ggufTokenizerJson(GgufFile(ggufPath), vocab);
-        parts->read(root, ggufPath, &vocab);
+        std::unique_ptr<pipeline::SubwordModel> model;
+        const Json root = ggufTokenizerJson(GgufFile(ggufPath), vocab, model);
+        parts->read(root, ggufPath, &vocab, std::move(model));
         return parts;
     });
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
@@ -472,8 +476,9 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const GgufF
 {
     auto parts = std::make_shared<HuggingFaceTokenizerParts>();
     pipeline::VocabEntries vocab;
-    const Json root = ggufTokenizerJson(file, vocab);
-    parts->read(root, file.path(), &vocab);
+    std::unique_ptr<pipeline::SubwordModel> model;
+    const Json root = ggufTokenizerJson(file, vocab, model);
+    parts->read(root, file.path(), &vocab, std::move(model));
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 

@@ -309,23 +309,22 @@ public:
     {
         const Json &vocab = json.contains("vocab") ? json["vocab"] : Json();
         const JsonPlace at = where.at("vocab");
+        double minScore = 0;
         if (!vocab.is_array() || vocab.empty())
             throw Error(at() + ": expected a non-empty array of [piece, score]");
         checkVocabularySize(vocab.size(), at());
         m_pieces.reserve(vocab.size());
-        m_scores.reserve(vocab.size());
         for (size_t i = 0; i < vocab.size(); ++i) {
             const Json &entry = vocab[i];
             if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()
                 || !std::isfinite(entry[1].get<double>()))
                 throw Error(at.at(i)() + ": expected [piece, score] with a finite score, got " + shownJson(entry));
             m_pieces.push_back(entry[0].get<std::string>());
-            m_scores.push_back(entry[1].get<double>());
+            const double score = entry[1].get<double>();
             m_ids.emplace(m_pieces.back(), int(i));
-            m_trie.insert(m_pieces.back(), int(i));
+            m_lattice.add(m_pieces.back(), int(i), score);
+            minScore = i == 0 ? score : std::min(minScore, score);
         }
-        m_trie.link();
-        m_minScore = *std::min_element(m_scores.begin(), m_scores.end());
         const auto unk = json.find("unk_id");
         if (unk != json.end() && !unk->is_null()) {
             if (!isIntegerUpTo(*unk, int64_t(m_pieces.size()) - 1))
@@ -335,6 +334,7 @@ public:
         }
         m_unkGiven = unk == json.end() ? "missing" : "null";
         m_byteFallback = jsonBool(json, "byte_fallback", where, false);
+        m_lattice.link(m_unk, minScore - kUnknownPenalty);
     }
 
     std::string kind() const override { return "Unigram"; }
@@ -357,7 +357,7 @@ public:
         if (m_cache.find(text, ids))
             return;
         std::vector<int> out;
-        for (const auto &[begin, end, id] : bestPath(text)) {
+        for (const auto &[begin, end, id] : m_lattice.bestPath(text)) {
             const std::string_view piece = text.substr(begin, end - begin);
             if (const int known = idOf(piece); known >= 0) {
                 out.push_back(known);
@@ -377,11 +377,7 @@ public:
     }
 
 private:
-    struct Span
-    {
-        size_t begin, end;
-        int id;
-    };
+    static constexpr double kUnknownPenalty = 10.0;
 
     bool appendBytes(std::string_view piece, std::vector<int> &out) const
     {
@@ -396,75 +392,85 @@ private:
         return true;
     }
 
-    // The lattice's edges by their end (ByteTrie::step): a piece of `length` bytes ending at byte `end` is an edge
-    // from end - length, which is final by then; the character ending there is an unknown edge when no piece of its
-    // length covers it. The edges and their order (by start, the unknown one last) are those of a walk from each
-    // start, in time linear in the text plus the edges however long the pieces are.
-    std::vector<Span> bestPath(std::string_view text) const
-    {
-        constexpr double kUnknownPenalty = 10.0;
-        struct Node
-        {
-            int id = -1;
-            double score = 0;
-            size_t start = std::string_view::npos; // npos: not reached yet
-        };
-        const size_t n = text.size();
-        std::vector<Node> best(n + 1);
-        const double unknownScore = m_minScore - kUnknownPenalty;
-        const auto isBoundary = [&](size_t pos) {
-            return pos == 0 || pos == n || (static_cast<unsigned char>(text[pos]) & 0xC0) != 0x80;
-        };
-        const auto offer = [&](size_t start, size_t end, int id, double score) {
-            Node &target = best[end];
-            const double candidate = score + best[start].score;
-            if (target.start == std::string_view::npos || candidate > target.score)
-                target = {id, candidate, start};
-        };
-        size_t charStart = 0;
-        for (size_t end = 1, node = 0; end <= n; ++end) {
-            if (isBoundary(end - 1))
-                charStart = end - 1;
-            node = size_t(m_trie.step(int(node), static_cast<unsigned char>(text[end - 1])));
-            const bool charEnds = isBoundary(end);
-            bool coversChar = false;
-            m_trie.eachEnding(int(node), [&](size_t length, int id) {
-                const size_t start = end - length;
-                if (!isBoundary(start) || !charEnds) // pieces and text are UTF-8: edges join characters
-                    return;
-                offer(start, end, id, m_scores[size_t(id)]);
-                coversChar = coversChar || start == charStart;
-            });
-            if (charEnds && !coversChar)
-                offer(charStart, end, m_unk, unknownScore);
-        }
-        std::vector<Span> spans;
-        for (size_t end = n; end > 0;) {
-            const Node &node = best[end];
-            const bool unknown = node.id == m_unk;
-            if (unknown && !spans.empty() && spans.back().id == m_unk)
-                spans.back().begin = node.start; // the crate fuses runs of unknown characters
-            else
-                spans.push_back({node.start, end, node.id});
-            end = node.start;
-        }
-        std::reverse(spans.begin(), spans.end());
-        return spans;
-    }
-
     JsonPlace m_where;
     std::string m_unkGiven; // "missing" or "null", when the model has no unk_id
     std::vector<std::string> m_pieces;
-    std::vector<double> m_scores;
     TokenIds m_ids;
-    ByteTrie m_trie;
-    double m_minScore = 0;
+    UnigramLattice m_lattice;
     int m_unk = -1;
     bool m_byteFallback = false;
     WordCache m_cache;
 };
 
 } // namespace
+
+void UnigramLattice::add(std::string_view piece, int id, double score)
+{
+    m_trie.insert(piece, id);
+    if (size_t(id) >= m_scores.size())
+        m_scores.resize(size_t(id) + 1, 0.0);
+    m_scores[size_t(id)] = score;
+}
+
+void UnigramLattice::link(int unknownId, double unknownScore)
+{
+    m_trie.link();
+    m_unknown = unknownId;
+    m_unknownScore = unknownScore;
+}
+
+// The lattice's edges by their end (ByteTrie::step): a piece of `length` bytes ending at byte `end` is an edge
+// from end - length, which is final by then; the character ending there is an unknown edge when no piece of its
+// length covers it. The edges and their order (by start, the unknown one last) are those of a walk from each
+// start, in time linear in the text plus the edges however long the pieces are.
+std::vector<UnigramLattice::Span> UnigramLattice::bestPath(std::string_view text) const
+{
+    struct Node
+    {
+        int id = -1;
+        double score = 0;
+        size_t start = std::string_view::npos; // npos: not reached yet
+    };
+    const size_t n = text.size();
+    std::vector<Node> best(n + 1);
+    const auto isBoundary
+        = [&](size_t pos) { return pos == 0 || pos == n || (static_cast<unsigned char>(text[pos]) & 0xC0) != 0x80; };
+    const auto offer = [&](size_t start, size_t end, int id, double score) {
+        Node &target = best[end];
+        const double candidate = score + best[start].score;
+        if (target.start == std::string_view::npos || candidate > target.score)
+            target = {id, candidate, start};
+    };
+    size_t charStart = 0;
+    for (size_t end = 1, node = 0; end <= n; ++end) {
+        if (isBoundary(end - 1))
+            charStart = end - 1;
+        node = size_t(m_trie.step(int(node), static_cast<unsigned char>(text[end - 1])));
+        const bool charEnds = isBoundary(end);
+        bool coversChar = false;
+        m_trie.eachEnding(int(node), [&](size_t length, int id) {
+            const size_t start = end - length;
+            if (!isBoundary(start) || !charEnds) // pieces and text are UTF-8: edges join characters
+                return;
+            offer(start, end, id, m_scores[size_t(id)]);
+            coversChar = coversChar || start == charStart;
+        });
+        if (charEnds && !coversChar)
+            offer(charStart, end, m_unknown, m_unknownScore);
+    }
+    std::vector<Span> spans;
+    for (size_t end = n; end > 0;) {
+        const Node &node = best[end];
+        const bool unknown = node.id == m_unknown;
+        if (unknown && !spans.empty() && spans.back().id == m_unknown)
+            spans.back().begin = node.start; // the crate fuses runs of unknown characters
+        else
+            spans.push_back({node.start, end, node.id});
+        end = node.start;
+    }
+    std::reverse(spans.begin(), spans.end());
+    return spans;
+}
 
 void ByteTrie::insert(std::string_view key, int value)
 {

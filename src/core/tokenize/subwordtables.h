@@ -230,4 +230,29 @@ private:
     mutable std::unordered_map<std::string, std::vector<int>, StringHash, std::equal_to<>> m_words;
 };
 
+// A unigram model's best segmentation of a text (Viterbi over its pieces' log-probabilities), the lattice of the
+// Hugging Face crate's Unigram and of llama.cpp's 't5' tokenizer alike: each character that no piece of its own
+// length covers is also an unknown edge scored `unknownScore`, and runs of unknown characters come out as one span.
+class UnigramLattice
+{
+public:
+    struct Span
+    {
+        size_t begin, end;
+        int id; // the piece's, or the unknown id
+    };
+
+    void add(std::string_view piece, int id, double score);
+    // After the last add.
+    void link(int unknownId, double unknownScore);
+    // `text` is UTF-8; edges begin and end at its characters' boundaries.
+    std::vector<Span> bestPath(std::string_view text) const;
+
+private:
+    ByteTrie m_trie;
+    std::vector<double> m_scores; // by id
+    int m_unknown = -1;
+    double m_unknownScore = 0;
+};
+
 } // namespace atlas::pipeline
