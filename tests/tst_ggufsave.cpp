@@ -294,11 +294,17 @@ void TestGgufSave::savesAHuggingFaceTokenizer_data()
                              << QStringList {dataPath("tokenizers/qwen2_5/tokenizer.json"),
                                     dataPath("tokenizers/qwen2_5/tokenizer_config.json")}
                              << "qwen2";
+    // Llama 2's layout: SentencePiece's BPE with byte fallback, no normalization, written as 'llama'
+    QTest::newRow("spm_llama") << QStringList {"--family", "llama", "--vocab", "1000"}
+                               << QStringList {dataPath("gguf/saved/spm_llama/tokenizer.model"),
+                                      dataPath("gguf/saved/spm_llama/tokenizer_config.json")}
+                               << "default";
 }
 
 // A Hugging Face directory's byte-level BPE is written as llama.cpp's 'gpt2' tokenizer, its pre-tokenizer named by its
-// pattern: the file read back, and the directory, give llama.cpp's own ids on that file (tokenizers.json, made by
-// make_gguf_tokenizer_reference.py through llama.cpp's prebuilt library) for every text.
+// pattern, and a SentencePiece model as its 'llama' one: the file read back, and the directory, give llama.cpp's own
+// ids on that file (tokenizers.json, made by make_gguf_tokenizer_reference.py through llama.cpp's prebuilt library)
+// for every text.
 void TestGgufSave::savesAHuggingFaceTokenizer()
 {
     QFETCH(QStringList, newModel);
@@ -339,8 +345,8 @@ void TestGgufSave::savesAHuggingFaceTokenizer()
     QCOMPARE(tokenized.out.trimmed().split('\n').last(), expected.join(','));
 }
 
-// A tokenizer that is not a byte-level BPE (Mistral's tokenizer.json: SentencePiece's BPE with byte fallback) is
-// refused by name, and nothing is written.
+// A tokenizer that is not a byte-level BPE (Mistral's tokenizer.json: SentencePiece's BPE with byte fallback) with no
+// SentencePiece model beside it is refused by name, and nothing is written.
 void TestGgufSave::refusesATokenizerItDoesNotWrite()
 {
     const QString model = m_dir.filePath("hf-mistral"), out = m_dir.filePath("hf-mistral.gguf");
@@ -352,6 +358,19 @@ void TestGgufSave::refusesATokenizerItDoesNotWrite()
     const CliResult saved = runCli({"save", "--model", model, "--out", out});
     QCOMPARE(saved.code, 1);
     QVERIFY2(saved.err.contains("tokenizer.json: key 'model': not a byte-level BPE"), qPrintable(saved.err));
+    QVERIFY(!QFile::exists(out));
+    // A SentencePiece model that normalizes (spm_bpe: NFKC, newlines to spaces, runs of spaces squeezed), which
+    // llama.cpp's 'llama' tokenizer would not do: the file read back encodes otherwise, and nothing is written.
+    const QString nfkc = m_dir.filePath("hf-spm-nfkc");
+    QDir(nfkc).removeRecursively();
+    const CliResult small = runCli({"new-model", "--out", nfkc, "--family", "llama", "--vocab", "1000", "--d-model",
+        "16", "--layers", "1", "--heads", "2", "--seed", "1"});
+    QVERIFY2(small.code == 0, qPrintable(small.err));
+    for (const char *f : {"tokenizer.model", "tokenizer_config.json"})
+        QVERIFY(QFile::copy(dataPath("tokenizers/spm_bpe/") + f, nfkc + "/" + f));
+    const CliResult normalizing = runCli({"save", "--model", nfkc, "--out", out});
+    QCOMPARE(normalizing.code, 1);
+    QVERIFY2(normalizing.err.contains("tokenizer: its own gives"), qPrintable(normalizing.err));
     QVERIFY(!QFile::exists(out));
 }
 

@@ -6,6 +6,11 @@ llama.cpp tokenize the texts on the file (tests/tools/gguf_tokenizer_reference.m
 library, no BOS added). Run from the repository's root, after a build, in a directory where
 `npm install node-llama-cpp@3.22.1` was run:
   /usr/bin/python3 tests/tools/make_gguf_tokenizer_reference.py build/src/transformer-atlas NPM_DIR
+
+The SentencePiece case's tokenizer.model (tests/data/gguf/saved/spm_llama/) is trained first, when it is not there,
+with Debian's python3-sentencepiece on make_unigram_fixture.py's CORPUS, with Llama 2's settings: BPE, byte fallback,
+split digits, no normalization rule and no removal of spaces (llama.cpp's 'llama' tokenizer applies neither),
+<unk> <s> </s> at 0 1 2.
 """
 import json
 import os
@@ -33,10 +38,39 @@ CASES = {
     "qwen2_5": (["--family", "qwen2", "--vocab", "151936", "--d-model", "16", "--layers", "1", "--heads", "2",
                  "--seed", "1"],
                 ["tests/data/tokenizers/qwen2_5/tokenizer.json", "tests/data/tokenizers/qwen2_5/tokenizer_config.json"]),
+    "spm_llama": (["--family", "llama", "--vocab", "1000", "--d-model", "16", "--layers", "1", "--heads", "2",
+                   "--seed", "1"],
+                  ["tests/data/gguf/saved/spm_llama/tokenizer.model",
+                   "tests/data/gguf/saved/spm_llama/tokenizer_config.json"]),
 }
 
 
+def train_spm_llama():
+    directory = os.path.join(ROOT, "tests", "data", "gguf", "saved", "spm_llama")
+    if os.path.exists(os.path.join(directory, "tokenizer.model")):
+        return
+    import io
+    import sentencepiece as spm
+    sys.path.insert(0, HERE)
+    from make_unigram_fixture import CORPUS
+    os.makedirs(directory, exist_ok=True)
+    model = io.BytesIO()
+    spm.set_random_generator_seed(20261205)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter([line for line in CORPUS.split("\n") if line.strip()]), model_writer=model,
+        model_type="bpe", vocab_size=1000, byte_fallback=True, split_digits=True, character_coverage=1.0,
+        normalization_rule_name="identity", remove_extra_whitespaces=False, add_dummy_prefix=True, unk_id=0,
+        bos_id=1, eos_id=2, pad_id=-1, num_threads=1, input_sentence_size=0, shuffle_input_sentence=False,
+        minloglevel=2)
+    with open(os.path.join(directory, "tokenizer.model"), "wb") as f:
+        f.write(model.getvalue())
+    with open(os.path.join(directory, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "LlamaTokenizer", "add_bos_token": True, "add_eos_token": False}, f, indent=2)
+        f.write("\n")
+
+
 def main():
+    train_spm_llama()
     binary, npm = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     out = {"about": "llama.cpp's ids (node-llama-cpp 3.22.1, no BOS) on files `save` wrote; "
                     "tests/tools/make_gguf_tokenizer_reference.py", "texts": TEXTS, "ids": {}}

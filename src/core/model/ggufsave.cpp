@@ -203,13 +203,18 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
         w.setString("tokenizer.ggml.pre", v.pre);
         w.setStrings("tokenizer.ggml.tokens", v.tokens);
         w.setInt32s("tokenizer.ggml.token_type", v.types);
-        w.setStrings("tokenizer.ggml.merges", v.merges);
+        if (!v.scores.empty())
+            w.setFloat32s("tokenizer.ggml.scores", v.scores);
+        if (v.model == "gpt2")
+            w.setStrings("tokenizer.ggml.merges", v.merges);
         if (v.bos >= 0)
             w.setUInt32("tokenizer.ggml.bos_token_id", uint32_t(v.bos));
         if (v.eos >= 0)
             w.setUInt32("tokenizer.ggml.eos_token_id", uint32_t(v.eos));
+        if (v.unknown >= 0)
+            w.setUInt32("tokenizer.ggml.unknown_token_id", uint32_t(v.unknown));
         w.setBool("tokenizer.ggml.add_bos_token", v.addBos);
-        w.setBool("tokenizer.ggml.add_eos_token", false);
+        w.setBool("tokenizer.ggml.add_eos_token", v.addEos);
         return;
     }
     std::vector<std::string> tokens;

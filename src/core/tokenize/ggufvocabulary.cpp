@@ -7,6 +7,7 @@
 #include "tokenize/bertvocabulary.h"
 #include "tokenize/gpt2vocabulary.h"
 #include "tokenize/llamacppunigram.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/subwordtables.h"
 #include "tokenize/unicodetext.h"
 #include "util/error.h"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <unordered_map>
@@ -375,6 +377,67 @@ std::string tokenContent(const Json &value)
     return "";
 }
 
+// llama.cpp's converter's _create_vocab_sentencepiece: the pieces by id with their scores and types, the model's
+// rows past them as unused "[PAD{id}]" scored -10000, and tokenizer_config.json's added_tokens_decoder over them
+// (special ones as control tokens, others as user-defined ones whose "▁" is a space), scored -1000.
+GgufVocabulary sentencePieceGgufVocabulary(const std::string &path, const std::string &directory, int64_t vocabSize)
+{
+    const SentencePieceTokenizer sp(path);
+    if (sp.vocabSize() > vocabSize)
+        throw Error(path + ": " + std::to_string(sp.vocabSize()) + " pieces, more than the model's "
+            + std::to_string(vocabSize) + " embedding rows");
+    GgufVocabulary v;
+    v.model = "llama";
+    v.pre = "default";
+    v.tokens.resize(size_t(vocabSize));
+    v.types.assign(size_t(vocabSize), int32_t(kUnused));
+    v.scores.assign(size_t(vocabSize), -10000.0f);
+    for (int64_t id = 0; id < vocabSize; ++id) {
+        if (id >= sp.vocabSize()) {
+            v.tokens[size_t(id)] = "[PAD" + std::to_string(id) + "]";
+            continue;
+        }
+        const SentencePieceTokenizer::StoredPiece p = sp.storedPiece(int(id));
+        v.tokens[size_t(id)] = p.text;
+        v.scores[size_t(id)] = p.score;
+        v.types[size_t(id)] = int32_t(p.unknown ? kUnknown
+                : p.control                     ? kControl
+                : p.unused                      ? kUnused
+                : p.byte                        ? kByte
+                                                : kNormal);
+        if (p.unknown && v.unknown < 0)
+            v.unknown = id;
+    }
+    const std::string configPath = (std::filesystem::path(directory) / "tokenizer_config.json").string();
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(configPath, ec)) {
+        const Json config = parseJson(readModelFile(configPath, limits::kTokenizerBytes), configPath);
+        const Json decoder = config.is_object() ? config.value("added_tokens_decoder", Json()) : Json();
+        if (decoder.is_object())
+            for (const auto &[key, token] : decoder.items()) {
+                int64_t id = -1;
+                if (std::from_chars(key.data(), key.data() + key.size(), id).ec != std::errc() || id < 0
+                    || id >= vocabSize || !token.is_object() || !token.contains("content")
+                    || !token["content"].is_string())
+                    throw Error(configPath + ": key 'added_tokens_decoder." + shownText(key)
+                        + "': expected a token id below " + std::to_string(vocabSize) + " and its \"content\"");
+                std::string content = token["content"].get<std::string>();
+                const bool special = token.value("special", false);
+                if (!special)
+                    for (size_t at; (at = content.find("\u2581")) != std::string::npos;)
+                        content.replace(at, 3, " ");
+                v.tokens[size_t(id)] = content;
+                v.types[size_t(id)] = int32_t(special ? kControl : kUserDefined);
+                v.scores[size_t(id)] = -1000.0f;
+            }
+    }
+    v.bos = sp.bosId();
+    v.eos = sp.eosId();
+    v.addBos = sp.addsBos() && v.bos >= 0;
+    v.addEos = sp.addsEos() && v.eos >= 0;
+    return v;
+}
+
 } // namespace
 
 GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t vocabSize)
@@ -382,18 +445,28 @@ GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t v
     namespace fs = std::filesystem;
     const fs::path dir(directory);
     std::error_code ec;
+    const char *sentencePiece = fs::is_regular_file(dir / "tokenizer.model", ec) ? "tokenizer.model"
+        : fs::is_regular_file(dir / "spiece.model", ec)                          ? "spiece.model"
+                                                                                 : nullptr;
     Json root;
     std::string source;
     if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
         source = (dir / "tokenizer.json").string();
         root = parseJson(readModelFile(source, limits::kTokenizerBytes), source);
+        const Json &model = root.contains("model") ? root["model"] : Json();
+        const bool byteLevel
+            = model.is_object() && model.value("type", "") == "BPE" && !model.value("byte_fallback", false);
+        if (!byteLevel && sentencePiece) // Mistral's and Llama 2's tokenizer.json beside their tokenizer.model
+            return sentencePieceGgufVocabulary((dir / sentencePiece).string(), directory, vocabSize);
     } else if (fs::is_regular_file(dir / "vocab.json", ec) && fs::is_regular_file(dir / "merges.txt", ec)) {
         source = (dir / "vocab.json").string();
         root = gpt2TokenizerJson(source, (dir / "merges.txt").string());
+    } else if (sentencePiece) {
+        return sentencePieceGgufVocabulary((dir / sentencePiece).string(), directory, vocabSize);
     } else {
         throw Error(directory
-            + ": no tokenizer.json, nor vocab.json and merges.txt: the tokenizers written to GGUF "
-              "files are byte-level BPEs (a SentencePiece or WordPiece one is not written yet)");
+            + ": no tokenizer.json, vocab.json and merges.txt, or SentencePiece model: the tokenizers written to GGUF "
+              "files are byte-level BPEs and SentencePiece models (a WordPiece one is not written yet)");
     }
     const auto fail = [&](const std::string &key, const std::string &problem) {
         throw Error(source + ": key '" + key + "': " + problem);
@@ -402,7 +475,8 @@ GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t v
     if (!model.is_object() || model.value("type", "") != "BPE" || model.value("byte_fallback", false))
         fail("model",
             "not a byte-level BPE (its type " + shownText(model.is_object() ? model.value("type", "?") : "?")
-                + "): only those are written to GGUF files yet");
+                + "), and no SentencePiece model (tokenizer.model) beside it: this tokenizer is not written to GGUF "
+                  "files yet");
     GgufVocabulary v;
     v.pre = byteLevelPreName(root.value("pre_tokenizer", Json()));
     if (v.pre.empty())

@@ -39,18 +39,22 @@ struct GgufVocabulary
 {
     std::string model = "gpt2", pre; // tokenizer.ggml.model and .pre
     std::vector<std::string> tokens; // by id, as many as the model's embedding has rows
-    std::vector<int32_t> types; // llama.cpp's token types: 1 normal, 3 control, 4 user-defined, 5 unused
-    std::vector<std::string> merges; // "left right", best first
-    int64_t bos = -1, eos = -1; // −1: none
-    bool addBos = false;
+    std::vector<int32_t>
+        types; // llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+    std::vector<float> scores; // 'llama': by id
+    std::vector<std::string> merges; // 'gpt2': "left right", best first
+    int64_t bos = -1, eos = -1, unknown = -1; // −1: none
+    bool addBos = false, addEos = false;
 };
 
-// A Hugging Face directory's byte-level BPE (tokenizer.json, or GPT-2's vocab.json and merges.txt) as llama.cpp's
-// converter writes it (_set_vocab_gpt2): the tokens by id, added tokens as control (special) or user-defined ones,
-// ids the tokenizer leaves free as "[PAD{id}]", the merges, and the pre-tokenizer named after its pattern (GPT-2's
-// "gpt-2", Llama 3's "llama-bpe", Qwen2's "qwen2"). BOS and EOS from tokenizer_config.json; BOS added where it or the
-// post-processor says. Throws atlas::Error naming the file and the key for another tokenizer, pattern or
-// normalizer, or a token whose id the model has no row for.
+// A Hugging Face directory's tokenizer as llama.cpp's converter writes it. A byte-level BPE (tokenizer.json, or
+// GPT-2's vocab.json and merges.txt) as 'gpt2' (_set_vocab_gpt2): the tokens by id, added tokens as control (special)
+// or user-defined ones, ids the tokenizer leaves free as "[PAD{id}]", the merges, and the pre-tokenizer named after
+// its pattern (GPT-2's "gpt-2", Llama 3's "llama-bpe", Qwen2's "qwen2"); BOS and EOS from tokenizer_config.json, BOS
+// added where it or the post-processor says. Else a SentencePiece model (tokenizer.model, spiece.model) as 'llama'
+// (_set_vocab_sentencepiece): its pieces, scores and types, rows past them as unused "[PAD{id}]", its BOS, EOS and
+// unknown token, BOS and EOS added as the directory's tokenizer adds them. Throws atlas::Error naming the file and
+// the key for another tokenizer, pattern or normalizer, or a token whose id the model has no row for.
 GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t vocabSize);
 
 } // namespace atlas

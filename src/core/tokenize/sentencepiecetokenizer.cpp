@@ -104,6 +104,28 @@ std::string SentencePieceTokenizer::pieceString(int id) const
     return m_processor->IdToPiece(id);
 }
 
+SentencePieceTokenizer::StoredPiece SentencePieceTokenizer::storedPiece(int id) const
+{
+    StoredPiece p;
+    p.text = pieceString(id);
+    p.score = m_processor->GetScore(id);
+    p.unknown = m_processor->IsUnknown(id);
+    p.control = m_processor->IsControl(id);
+    p.unused = m_processor->IsUnused(id);
+    p.byte = m_processor->IsByte(id);
+    return p;
+}
+
+int SentencePieceTokenizer::bosId() const
+{
+    return m_processor->bos_id();
+}
+
+int SentencePieceTokenizer::eosId() const
+{
+    return m_processor->eos_id();
+}
+
 std::string SentencePieceTokenizer::piece(int id) const
 {
     if (id < 0 || id >= m_processor->GetPieceSize())

@@ -33,6 +33,18 @@ public:
     TokenRole role(int id) const override;
     std::string pieceString(int id) const; // as stored; throws for an id outside the model
     int vocabSize() const;
+    // A piece as the model stores it, for writing the vocabulary elsewhere (a GGUF file's 'llama' tokenizer).
+    struct StoredPiece
+    {
+        std::string text;
+        float score = 0;
+        bool unknown = false, control = false, unused = false, byte = false;
+    };
+    StoredPiece storedPiece(int id) const; // throws for an id outside the model
+    int bosId() const; // -1 when the model has none
+    int eosId() const;
+    bool addsBos() const { return m_addBos; }
+    bool addsEos() const { return m_addEos; }
 
 private:
     std::string m_path;
