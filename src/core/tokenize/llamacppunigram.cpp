@@ -126,12 +126,9 @@ public:
                 continue;
             // a user-defined token scores 0, above every normal token's log-probability
             m_lattice.add(token, int(id), type == kUserDefined ? 0.0 : v.scores[id]);
-            if (type == kUserDefined)
-                m_userDefined.insert(token, int(id));
         }
         // in float, as llama.cpp computes it
         m_lattice.link(m_unknown, double(minScore - 10.0f));
-        m_userDefined.link();
     }
 
     std::string kind() const override { return "Unigram"; }
@@ -197,15 +194,12 @@ private:
         return out;
     }
 
-    // llm_tokenizer_ugm_session::normalize_prefix: the bytes consumed at `at` and what they become.
+    // llm_tokenizer_ugm_session::normalize_prefix: the bytes consumed at `at` and what they become. llama.cpp first
+    // keeps a user-defined token's text whole; no such text reaches this model, which the pipeline hands the text
+    // between the special and added tokens it split off (as llama.cpp's partition does first), so that check, which
+    // costs the text's length times the longest such token, is left out.
     size_t normalizedPrefix(std::string_view text, size_t at, std::string_view &replacement) const
     {
-        size_t userDefined = 0;
-        m_userDefined.eachPrefix(text.substr(at), [&](size_t length, int) { userDefined = length; });
-        if (userDefined > 0) {
-            replacement = text.substr(at, userDefined);
-            return userDefined;
-        }
         if (const size_t length = m_charsmap.longestPrefix(text, at, replacement); length > 0)
             return length;
         // the pipeline hands over valid UTF-8 only: one character as it is
@@ -219,7 +213,6 @@ private:
     pipeline::TokenIds m_ids;
     Charsmap m_charsmap;
     pipeline::UnigramLattice m_lattice;
-    pipeline::ByteTrie m_userDefined;
     bool m_addSpacePrefix, m_removeExtraWhitespaces;
     int m_unknown;
     pipeline::WordCache m_cache;

@@ -25,8 +25,8 @@ struct LlamaCppUnigramVocabulary
 };
 
 // llama.cpp's Unigram tokenizer (llm_tokenizer_ugm) as a subword model of the tokenizer pipeline, which splits off the
-// special tokens before it. A text is normalized first: a user-defined token's text kept whole, else the longest
-// prefix the precompiled charsmap rewrites (SentencePiece's XOR-compressed double array and its replacement strings),
+// special and user-defined tokens before it. A text is normalized first: at each place the longest prefix the
+// precompiled charsmap rewrites (SentencePiece's XOR-compressed double array and its replacement strings),
 // else one character as it is; spaces become "▁", with one in front of the text (add_space_prefix), or one in front
 // of each run of other characters and none elsewhere (remove_extra_whitespaces). Then the Viterbi path over the
 // normal, user-defined (scored 0) and unused tokens, a character no token covers being the unknown token scored as
