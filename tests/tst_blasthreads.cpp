@@ -4,6 +4,7 @@
 // between loops; loops in pieces share their work out as it goes. The packed matrix product shares its columns out
 // over the cores and gives the same bits on one thread as on two.
 #include "tensor/matrixproduct.h"
+#include "tensor/packedtiles512.h"
 #include "testbundle.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
@@ -12,9 +13,12 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -119,6 +123,51 @@ private slots:
                 packedMatrixProduct(alone.data(), n, a.data(), k, false, b.data(), k, true, m, k, n, false);
         });
         QVERIFY(shared == alone);
+    }
+
+    // The AVX-512 tile compiled apart (for a build not for AVX-512 on a CPU with it) sums each element of C as the
+    // plain loops do, over k in order with one fused multiply-add a step: the same bits, for A's rows in place and for
+    // a packed panel, whole tiles and tiles at C's edge, written and added. Needs a CPU with AVX-512.
+    void theAvx512TileSumsAsThePlainLoops()
+    {
+        __builtin_cpu_init();
+        if (!__builtin_cpu_supports("avx512f"))
+            QSKIP("this CPU has no AVX-512");
+        constexpr int64_t rowsMax = avx512::kTileRows, colsMax = avx512::kTileCols, depth = 300, ldc = 40;
+        std::mt19937 rng(5);
+        std::vector<float> a(size_t(rowsMax * depth)), values(size_t(depth * colsMax)), panel(a.size()),
+            start(size_t(rowsMax * ldc));
+        fillNormal(a, rng);
+        fillNormal(values, rng);
+        // a B panel is 64-byte aligned, as the packed product's scratch buffers are
+        const std::unique_ptr<float, decltype(&std::free)> aligned(
+            static_cast<float *>(std::aligned_alloc(64, values.size() * sizeof(float))), &std::free);
+        float *b = aligned.get();
+        std::copy(values.begin(), values.end(), b);
+        fillNormal(start, rng);
+        for (int64_t t = 0; t < depth; ++t)
+            for (int64_t r = 0; r < rowsMax; ++r)
+                panel[size_t(t * rowsMax + r)] = a[size_t(r * depth + t)];
+        const float *rows[rowsMax];
+        for (int64_t r = 0; r < rowsMax; ++r)
+            rows[r] = a.data() + r * depth;
+        for (const auto &[tileRows, tileCols] : {std::pair<int64_t, int64_t> {8, 32}, {3, 17}})
+            for (const bool add : {false, true}) {
+                std::vector<float> expected = start;
+                for (int64_t r = 0; r < tileRows; ++r)
+                    for (int64_t j = 0; j < tileCols; ++j) {
+                        float sum = 0;
+                        for (int64_t t = 0; t < depth; ++t)
+                            sum = std::fma(a[size_t(r * depth + t)], b[t * colsMax + j], sum);
+                        float &out = expected[size_t(r * ldc + j)];
+                        out = add ? out + sum : sum;
+                    }
+                std::vector<float> fromRows = start, fromPanel = start;
+                avx512::tileFromRows(fromRows.data(), ldc, rows, b, depth, add, tileRows, tileCols);
+                avx512::tileFromPanel(fromPanel.data(), ldc, panel.data(), b, depth, add, tileRows, tileCols);
+                QVERIFY(fromRows == expected);
+                QVERIFY(fromPanel == expected);
+            }
     }
 
     // A product written into some columns of a wider matrix (a tile of a layer's output: packedWeightProduct) gives

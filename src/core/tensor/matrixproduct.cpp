@@ -1,6 +1,7 @@
 #include "tensor/matrixproduct.h"
 
 #include "tensor/buffercache.h"
+#include "tensor/packedtiles512.h"
 #include "tensor/transposerows.h"
 #include "util/blasthreads.h"
 #include "util/error.h"
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace atlas {
 
@@ -24,6 +26,21 @@ constexpr int64_t kRows = 8, kCols = 32;
 constexpr int64_t kDepth = 256, kWidth = 256;
 // The largest packed copy of A matrixProduct makes.
 constexpr int64_t kPackedALimit = int64_t(64) << 20;
+static_assert(kRows == avx512::kTileRows && kCols == avx512::kTileCols);
+
+// Whether the tile compiled apart for AVX-512 runs here: a build not for AVX-512 on a CPU that has it.
+// ATLAS_AVX512_TILES=off keeps the plain loops (to compare the two).
+[[maybe_unused]] bool cpuRunsAvx512Tiles()
+{
+    static const bool runs = [] {
+        const char *asked = std::getenv("ATLAS_AVX512_TILES");
+        if (asked && std::string(asked) == "off")
+            return false;
+        __builtin_cpu_init();
+        return bool(__builtin_cpu_supports("avx512f"));
+    }();
+    return runs;
+}
 
 // Aᵀ's rows [r0, r0 + kRows) as a panel (k, kRows), rows past m as zeros: Aᵀ(i, t) = A(t, i), each t reading
 // kRows neighbours.
@@ -149,13 +166,22 @@ void tile(
     storePart(c, ldc, part, add, rows, cols);
 }
 #else
-// Without AVX-512 the kernel runs only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads): plain
-// loops in the same order of summation. (16-float vectors there made GCC warn of an ABI change, and GPT-2-small's
-// forward took 8.2 s with them against 0.56 s with these loops on an AVX2 Zen 3.)
+// Compiled without AVX-512 (the Debian package's x86-64-v3 build), the tile is the AVX-512 one compiled apart
+// (packedtiles512.h) where the CPU has AVX-512, and plain loops in the same order of summation elsewhere: there the
+// kernel runs only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads). (16-float vectors in this file
+// made GCC warn of an ABI change, and GPT-2-small's forward took 8.2 s with them against 0.56 s with these loops on
+// an AVX2 Zen 3.)
 template <typename ReadA>
 void tile(
     float *c, int64_t ldc, const ReadA &a, const float *bPanel, int64_t depth, bool add, int64_t rows, int64_t cols)
 {
+    if (cpuRunsAvx512Tiles()) {
+        if constexpr (std::is_same_v<ReadA, RowsInPlace>)
+            avx512::tileFromRows(c, ldc, a.rows, bPanel, depth, add, rows, cols);
+        else
+            avx512::tileFromPanel(c, ldc, a.panel, bPanel, depth, add, rows, cols);
+        return;
+    }
     float acc[kRows][kCols] = {};
     for (int64_t t = 0; t < depth; ++t)
         for (int64_t r = 0; r < kRows; ++r)
@@ -230,8 +256,12 @@ bool packedProductsChosen()
     static const bool chosen = [] {
         if (const char *asked = std::getenv("ATLAS_MATRIX_PRODUCTS"))
             return std::string(asked) == "packed";
-#if defined(ATLAS_OPENBLAS) && defined(__AVX512F__) && !defined(ATLAS_ADDRESS_SANITIZER)
+#if defined(ATLAS_OPENBLAS) && !defined(ATLAS_ADDRESS_SANITIZER)
+#if defined(__AVX512F__)
         return runsAvx2Kernels(blasKernels());
+#else
+        return cpuRunsAvx512Tiles() && runsAvx2Kernels(blasKernels());
+#endif
 #else
         return false;
 #endif
@@ -244,7 +274,10 @@ const char *layerProductsDescription()
 #if defined(__AVX512F__)
     return packedProductsChosen() ? "packed AVX-512 kernel" : "BLAS";
 #else
-    return packedProductsChosen() ? "packed kernel in plain loops (no AVX-512)" : "BLAS";
+    if (!packedProductsChosen())
+        return "BLAS";
+    return cpuRunsAvx512Tiles() ? "packed AVX-512 kernel (chosen at run time)"
+                                : "packed kernel in plain loops (no AVX-512)";
 #endif
 }
 

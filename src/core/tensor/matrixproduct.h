@@ -27,15 +27,16 @@ void packedMatrixProduct(float *c, int64_t ldc, const float *a, int64_t lda, boo
 // OPENBLAS_CORETYPE names: the benchmark machine's environment sets Haswell (AVX2) on an AMD EPYC with AVX-512, as
 // older OpenBLAS builds compute wrong results or crash on some processors. Compiled for the build machine's CPU
 // (-march=native), the packed kernel uses AVX-512 there: GPT-2-small's forward took 151–168 ms with it and 260–272
-// ms with OpenBLAS's Haswell kernels (docs/benchmarks.md). So: true when this file was compiled for AVX-512 and
+// ms with OpenBLAS's Haswell kernels (docs/benchmarks.md). So: true when the CPU has AVX-512 (this file compiled for
+// it, or the tile compiled apart for it, packedtiles512.h, in a build for AVX2 such as the Debian package's) and
 // OpenBLAS runs an AVX2 kernel (Haswell, Zen); false in the Eigen build, and under AddressSanitizer: at -O1 the
 // tile's accumulators live on the instrumented stack (every update a shadow check), and with the kernel chosen the
 // sanitizer suite's waits on training and analyses timed out; tst_blasthreads calls the kernel there directly.
 // ATLAS_MATRIX_PRODUCTS=blas or =packed decides instead (for benchmarks and tests).
 bool packedProductsChosen();
 
-// What does the layers' products, for the benchmarks' headers: "packed AVX-512 kernel", "packed kernel in plain
-// loops (no AVX-512)" or "BLAS".
+// What does the layers' products, for the benchmarks' headers: "packed AVX-512 kernel", "packed AVX-512 kernel (chosen
+// at run time)", "packed kernel in plain loops (no AVX-512)" or "BLAS".
 const char *layerProductsDescription();
 
 } // namespace atlas
