@@ -237,6 +237,26 @@ private slots:
         }
         QVERIFY_THROWS_EXCEPTION(Error, nextTokenObjective({4}));
     }
+
+    // A task's targets read back from its examples' tokens are the targets it samples (the last position, which the
+    // characters task gives the character after the window, aside): what the Gradients view's loss counts.
+    void aTasksTargetsAreReadBackFromItsText()
+    {
+        for (const char *name : {"reverse", "sort", "copy", "parens", "retrieval", "retrieval-ends", "chars"}) {
+            const auto task = Task::create(name);
+            std::mt19937_64 rng(7);
+            for (int i = 0; i < 200; ++i) {
+                const Example e = task->sample(rng, i % 3 == 0);
+                std::vector<int> expected = e.targets;
+                expected.back() = -1;
+                QVERIFY2(task->targetsOf(e.tokens) == expected, name);
+            }
+        }
+        // the masked LM's chosen characters are not in its text: each position reconstructs itself
+        const auto mlm = Task::create("mlm");
+        QCOMPARE(mlm->targetsOf({1, 2, 3}), (std::vector<int> {1, 2, 3}));
+        QCOMPARE(Task::create("reverse")->targetsOf({'a', 'b'}), (std::vector<int> {-1, -1}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestObjectives)

@@ -20,6 +20,10 @@ struct Example
     std::vector<int> source; // what an encoder–decoder's encoder reads (empty for a model with one stack)
 };
 
+// The language-modelling objective's targets for `tokens`: the next token at each position (none at the last) for a
+// causal model, the token itself for a bidirectional one (a masked-LM head's reconstruction of what it sees).
+std::vector<int> objectiveTargets(bool causal, const std::vector<int> &tokens);
+
 // An example as the engine's input: tokens, and for an encoder–decoder its source.
 Input inputOf(const Example &example);
 
@@ -53,6 +57,11 @@ public:
     // A held-out example `scale` times as long as training's (scale 1: sample(rng, true)), to measure how a model
     // extrapolates past the lengths it was trained on. Throws atlas::Error for a task whose length is fixed.
     virtual Example sampleLonger(std::mt19937_64 &rng, int scale) const;
+    // What sample() would give as the targets of an example reading `tokens` (a text typed in the app): the answer
+    // after a question's separator, a retrieval question's value, every next character; -1 elsewhere and at the last
+    // position. The default, where the text alone does not say (a masked LM's chosen characters, an
+    // encoder–decoder's), is objectiveTargets.
+    virtual std::vector<int> targetsOf(const std::vector<int> &tokens) const;
 
     static std::vector<std::string> names();
     // Throws atlas::Error for an unknown name, listing the known ones.

@@ -46,6 +46,16 @@ Example questionAnswer(const std::string &question, char separator, const std::s
     return e;
 }
 
+// questionAnswer's targets read back from a text: from the first separator on, each next token.
+std::vector<int> targetsAfter(const std::vector<int> &tokens, char separator)
+{
+    std::vector<int> targets(tokens.size(), -1);
+    const auto first = std::find(tokens.begin(), tokens.end(), int(static_cast<unsigned char>(separator)));
+    for (size_t t = size_t(first - tokens.begin()); t + 1 < tokens.size(); ++t)
+        targets[t] = tokens[t + 1];
+    return targets;
+}
+
 template <typename MakeQuestion, typename Answer>
 Example drawQuestion(std::mt19937_64 &rng, bool heldOut, MakeQuestion make, char separator, Answer answer)
 {
@@ -68,6 +78,7 @@ public:
     }
     std::string summary() const override { return "reverse 4–8 letters: \"abcd>dcba\""; }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
+    std::vector<int> targetsOf(const std::vector<int> &tokens) const override { return targetsAfter(tokens, '>'); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         return drawQuestion(
@@ -112,6 +123,7 @@ public:
     std::string name() const override { return "sort"; }
     std::string summary() const override { return "sort 4–8 letters: \"dbca>abcd\""; }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
+    std::vector<int> targetsOf(const std::vector<int> &tokens) const override { return targetsAfter(tokens, '>'); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         return drawQuestion(
@@ -131,6 +143,7 @@ public:
     std::string name() const override { return "copy"; }
     std::string summary() const override { return "repeat 8–16 random letters: \"qzkxw|qzkxw\" (induction heads)"; }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 40, ""); }
+    std::vector<int> targetsOf(const std::vector<int> &tokens) const override { return targetsAfter(tokens, '|'); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         return drawQuestion(
@@ -146,6 +159,7 @@ public:
     std::string name() const override { return "parens"; }
     std::string summary() const override { return "are the brackets balanced: \"(()())=y\", \"())(=n\""; }
     ModelConfig modelConfig() const override { return smallConfig(2, 4, 64, 32, ""); }
+    std::vector<int> targetsOf(const std::vector<int> &tokens) const override { return targetsAfter(tokens, '='); }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         return drawQuestion(
@@ -236,6 +250,20 @@ public:
         for (int q = 1; q < kRetrievalTrainingQuestions; ++q)
             askAgain(e, trainingPosition(rng, pairs));
         return e;
+    }
+
+    // After each " ?" and its key, the key's last character and the value's first digits predict the value.
+    std::vector<int> targetsOf(const std::vector<int> &tokens) const override
+    {
+        std::vector<int> targets(tokens.size(), -1);
+        for (size_t q = 0; q < tokens.size(); ++q) {
+            if (tokens[q] != '?')
+                continue;
+            const size_t answer = q + kRetrievalKeyLength;
+            for (size_t t = answer; t < answer + kRetrievalValueLength && t + 1 < tokens.size(); ++t)
+                targets[t] = tokens[t + 1];
+        }
+        return targets;
     }
 
 private:
@@ -376,6 +404,22 @@ Example Task::sampleLonger(std::mt19937_64 &rng, int scale) const
     if (scale == 1)
         return sample(rng, true);
     throw Error("task " + name() + " has one length only: longer examples are drawn for reverse");
+}
+
+std::vector<int> Task::targetsOf(const std::vector<int> &tokens) const
+{
+    return objectiveTargets(modelConfig().causal, tokens);
+}
+
+std::vector<int> objectiveTargets(bool causal, const std::vector<int> &tokens)
+{
+    std::vector<int> targets(tokens.size(), -1);
+    for (size_t t = 0; t < tokens.size(); ++t)
+        if (!causal)
+            targets[t] = tokens[t];
+        else if (t + 1 < tokens.size())
+            targets[t] = tokens[t + 1];
+    return targets;
 }
 
 std::vector<std::string> Task::names()

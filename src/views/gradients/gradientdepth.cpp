@@ -4,9 +4,11 @@
 #include "model/parameterlist.h"
 #include "train/backprop.h"
 #include "train/memorystrategy.h"
+#include "train/task.h"
 #include "util/error.h"
 #include "util/memorycheck.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -58,12 +60,10 @@ std::string gradientDepthProblem(const Model &model)
 std::vector<int> gradientTargets(const ModelConfig &config, const Input &input)
 {
     const int64_t T = int64_t(input.tokens.size());
-    std::vector<int> targets(size_t(T), -1);
-    for (int64_t t = 0; t < T; ++t)
-        if (!config.causal)
-            targets[size_t(t)] = input.tokens[size_t(t)];
-        else if (t + 1 < T)
-            targets[size_t(t)] = input.tokens[size_t(t + 1)];
+    const std::vector<std::string> tasks = Task::names();
+    std::vector<int> targets = std::find(tasks.begin(), tasks.end(), config.task) != tasks.end()
+        ? Task::create(config.task)->targetsOf(input.tokens)
+        : objectiveTargets(config.causal, input.tokens);
     for (const int p : input.padding) {
         if (p >= 0 && p < T)
             targets[size_t(p)] = -1;
@@ -106,8 +106,13 @@ GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &inp
     out.placement = c.layerNorm;
     for (const int t : targets)
         out.targets += t >= 0;
-    if (out.targets == 0)
+    if (out.targets == 0) {
+        const std::vector<std::string> tasks = Task::names();
+        if (std::find(tasks.begin(), tasks.end(), c.task) != tasks.end())
+            throw Error("gradients by depth: the " + c.task + " task asks " + model->name
+                + " to predict nothing in this text (" + Task::create(c.task)->summary() + ")");
         throw Error("gradients by depth: no position has a token to predict (give at least two tokens)");
+    }
     Engine engine(model, input);
     engine.runToEnd();
     const Gradients g = backward(*model, input, engine.trace(), targets);

@@ -43,8 +43,10 @@ inline constexpr int kMaxFreshBlocks = 48;
 // Why the model's gradients by depth cannot be measured (an encoder–decoder: two stacks of blocks), or empty.
 std::string gradientDepthProblem(const Model &model);
 
-// What the loss predicts at each position: a causal model the next token (the last position none), a bidirectional
-// one the token at the position itself (a masked-LM head's reconstruction of the tokens it sees); padding none (-1).
+// What the loss predicts at each position: for a model trained on a built-in task, what the task trains it to
+// predict there (Task::targetsOf: "abc>cba"'s answer alone); else a causal model the next token (the last position
+// none), a bidirectional one the token at the position itself (a masked-LM head's reconstruction of the tokens it
+// sees); padding none (-1).
 std::vector<int> gradientTargets(const ModelConfig &config, const Input &input);
 
 // One traced forward and backward pass of `model` on `input`, the mean cross-entropy over gradientTargets; with

@@ -166,8 +166,7 @@ QString GradientsView::draw(const GradientsAnalysis &a)
     }
     const Model *model = m_input.model.get();
     if (model && !model->config.task.empty() && model->config.task != "chars" && model->config.task != "mlm")
-        text += tr("The loss counts every position, also those the %1 task never asked %2 to predict, so it can be "
-                   "larger trained than at initialisation. ")
+        text += tr("As in training, the loss counts only the positions the %1 task asks %2 to predict. ")
                     .arg(QString::fromStdString(model->config.task), QString::fromStdString(model->name));
     const GradientDepth &fresh = a.runs[1];
     const int freshBlocks = int(fresh.feedForward.size()), ownBlocks = int(a.runs[0].feedForward.size());

@@ -31,6 +31,14 @@ Input sentenceFor(const Model &model)
     return Input {tokens, {}, {}};
 }
 
+// A question for the `reverse` model, whose loss counts the answer alone, and a wrong answer, so that the loss and
+// its gradients are far from zero.
+Input reverseQuestion()
+{
+    const std::string text = "pqrstuv>qwertyu";
+    return Input {std::vector<int>(text.begin(), text.end()), {}, {}};
+}
+
 // The mean cross-entropy of the model's logits against `targets`, in double: the loss written out again.
 double meanCrossEntropy(std::shared_ptr<const Model> model, const Input &input, const std::vector<int> &targets)
 {
@@ -66,7 +74,7 @@ private slots:
     void eachBlocksNormIsItsMatricesGradients()
     {
         const auto model = loadModel("reverse");
-        const Input input = sentenceFor(*model);
+        const Input input = reverseQuestion();
         const GradientDepth g = gradientDepth(model, input);
         QCOMPARE(int(g.attention.size()), model->config.layers);
         QCOMPARE(int(g.feedForward.size()), model->config.layers);
@@ -99,7 +107,7 @@ private slots:
     void aBlocksNormIsTheLossesSlopeAlongItsGradient()
     {
         const auto trained = loadModel("reverse");
-        const Input input = sentenceFor(*trained);
+        const Input input = reverseQuestion();
         const std::vector<int> targets = gradientTargets(trained->config, input);
         const int layer = 1;
         const GradientDepth g = gradientDepth(trained, input);
@@ -127,6 +135,19 @@ private slots:
 
     void targetsAreTheObjectives()
     {
+        // a task model's: what its task trains it to predict, the answer after reverse's '>' alone
+        ModelConfig reverse;
+        reverse.task = "reverse";
+        QCOMPARE(gradientTargets(reverse, Input {{'a', 'b', '>', 'b', 'a'}, {}, {}}),
+            (std::vector<int> {-1, -1, 'b', 'a', -1}));
+        try {
+            gradientDepth(loadModel("reverse"), sentenceFor(*loadModel("reverse")));
+            QFAIL("a text without a question was accepted");
+        } catch (const Error &e) {
+            QVERIFY2(
+                std::string(e.what()).find("the reverse task asks reverse to predict nothing") != std::string::npos,
+                e.what());
+        }
         ModelConfig causal;
         const Input input {{5, 6, 7, 8}, {3}, {}};
         QCOMPARE(gradientTargets(causal, input), (std::vector<int> {6, 7, -1, -1}));
