@@ -28,10 +28,13 @@ constexpr int64_t kDepth = 256, kWidth = 256;
 constexpr int64_t kPackedALimit = int64_t(64) << 20;
 static_assert(kRows == avx512::kTileRows && kCols == avx512::kTileCols);
 
-// Whether the tile compiled apart for AVX-512 runs here: a build not for AVX-512 on a CPU that has it.
-// ATLAS_AVX512_TILES=off keeps the plain loops (to compare the two).
-[[maybe_unused]] bool cpuRunsAvx512Tiles()
+// Whether the tile compiled apart for AVX-512 runs here: always in a build for AVX-512, else where the CPU has it.
+// ATLAS_AVX512_TILES=off keeps the plain loops in a build not for AVX-512 (to compare the two).
+bool cpuRunsAvx512Tiles()
 {
+#if defined(__AVX512F__)
+    return true;
+#else
     static const bool runs = [] {
         const char *asked = std::getenv("ATLAS_AVX512_TILES");
         if (asked && std::string(asked) == "off")
@@ -40,6 +43,7 @@ static_assert(kRows == avx512::kTileRows && kCols == avx512::kTileCols);
         return bool(__builtin_cpu_supports("avx512f"));
     }();
     return runs;
+#endif
 }
 
 // Aᵀ's rows [r0, r0 + kRows) as a panel (k, kRows), rows past m as zeros: Aᵀ(i, t) = A(t, i), each t reading
@@ -102,22 +106,6 @@ void storePart(float *c, int64_t ldc, const float (&part)[kRows][kCols], bool ad
             c[r * ldc + j] = add ? c[r * ldc + j] + part[r][j] : part[r][j];
 }
 
-#if defined(__AVX512F__)
-typedef float Vec16 __attribute__((vector_size(64)));
-
-// C's rows are not aligned: memcpy is an unaligned load or store.
-Vec16 loadUnaligned(const float *p)
-{
-    Vec16 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-void storeUnaligned(float *p, const Vec16 &v)
-{
-    std::memcpy(p, &v, sizeof v);
-}
-#endif
-
 // Where a tile reads op(A)'s value (r, t), t counted from the tile's first k: A's own rows where A is not transposed
 // (eight row streams the prefetcher follows: packing them cost GPT-2- and Llama-shaped forwards a tenth of their
 // time, once per tile of a packed weight), or a packed panel (k, kRows) where it is.
@@ -132,45 +120,11 @@ struct PackedPanel
     float operator()(int64_t r, int64_t t) const { return panel[t * kRows + r]; }
 };
 
-#if defined(__AVX512F__)
-// C's tile (rows × cols of at most kRows × kCols) = or += the product of A's rows and a B panel over depth.
-template <typename ReadA>
-void tile(
-    float *c, int64_t ldc, const ReadA &a, const float *bPanel, int64_t depth, bool add, int64_t rows, int64_t cols)
-{
-    Vec16 acc[kRows][2];
-    for (auto &row : acc)
-        row[0] = row[1] = Vec16 {};
-    for (int64_t t = 0; t < depth; ++t) {
-        const Vec16 b0 = *reinterpret_cast<const Vec16 *>(bPanel + t * kCols);
-        const Vec16 b1 = *reinterpret_cast<const Vec16 *>(bPanel + t * kCols + 16);
-        for (int64_t r = 0; r < kRows; ++r) {
-            const float x = a(r, t);
-            acc[r][0] += x * b0;
-            acc[r][1] += x * b1;
-        }
-    }
-    if (rows == kRows && cols == kCols) {
-        for (int64_t r = 0; r < kRows; ++r) {
-            float *row = c + r * ldc;
-            storeUnaligned(row, add ? loadUnaligned(row) + acc[r][0] : acc[r][0]);
-            storeUnaligned(row + 16, add ? loadUnaligned(row + 16) + acc[r][1] : acc[r][1]);
-        }
-        return;
-    }
-    alignas(64) float part[kRows][kCols];
-    for (int64_t r = 0; r < kRows; ++r) {
-        *reinterpret_cast<Vec16 *>(part[r]) = acc[r][0];
-        *reinterpret_cast<Vec16 *>(part[r] + 16) = acc[r][1];
-    }
-    storePart(c, ldc, part, add, rows, cols);
-}
-#else
-// Compiled without AVX-512 (the Debian package's x86-64-v3 build), the tile is the AVX-512 one compiled apart
-// (packedtiles512.h) where the CPU has AVX-512, and plain loops in the same order of summation elsewhere: there the
-// kernel runs only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads). (16-float vectors in this file
-// made GCC warn of an ABI change, and GPT-2-small's forward took 8.2 s with them against 0.56 s with these loops on
-// an AVX2 Zen 3.)
+// C's tile: the AVX-512 one compiled apart (packedtiles512.h) where the CPU has AVX-512, also in a build for AVX2
+// (the Debian package's x86-64-v3), and plain loops in the same order of summation elsewhere: there the kernel runs
+// only when asked for (ATLAS_MATRIX_PRODUCTS=packed, and tst_blasthreads). (16-float vectors in this file made GCC
+// warn of an ABI change in a build for AVX2, and GPT-2-small's forward took 8.2 s with them against 0.56 s with these
+// loops on an AVX2 Zen 3.)
 template <typename ReadA>
 void tile(
     float *c, int64_t ldc, const ReadA &a, const float *bPanel, int64_t depth, bool add, int64_t rows, int64_t cols)
@@ -189,7 +143,6 @@ void tile(
                 acc[r][j] += a(r, t) * bPanel[t * kCols + j];
     storePart(c, ldc, acc, add, rows, cols);
 }
-#endif
 
 [[maybe_unused]] bool runsAvx2Kernels(const std::string &kernels)
 {
@@ -257,11 +210,7 @@ bool packedProductsChosen()
         if (const char *asked = std::getenv("ATLAS_MATRIX_PRODUCTS"))
             return std::string(asked) == "packed";
 #if defined(ATLAS_OPENBLAS) && !defined(ATLAS_ADDRESS_SANITIZER)
-#if defined(__AVX512F__)
-        return runsAvx2Kernels(blasKernels());
-#else
         return cpuRunsAvx512Tiles() && runsAvx2Kernels(blasKernels());
-#endif
 #else
         return false;
 #endif

@@ -4,10 +4,11 @@
 // (tests/tools/check_layers.py).
 //
 // The packed product's register tile in AVX-512, compiled apart (packedtiles512.cpp, -mavx512f) so that a build for
-// AVX2 (the Debian package's x86-64-v3) runs it where the CPU has AVX-512: matrixproduct.cpp checks the CPU at run
-// time before it calls these. The file includes nothing whose inline functions the rest of the program shares, so
-// no AVX-512 instruction leaves it. Each element of C is summed in the order of the plain loops and of the tile a
-// build for AVX-512 inlines (over k in order, one fused multiply-add a step): the results are the same bits.
+// AVX2 (the Debian package's x86-64-v3) runs it where the CPU has AVX-512, as a build for AVX-512 always does:
+// matrixproduct.cpp checks the CPU at run time before it calls these. The file includes nothing whose inline functions
+// the rest of the program shares, so no AVX-512 instruction leaves it. Each element of C is summed in the order of the
+// plain loops and of the tile a build for AVX-512 inlines (over k in order, one fused multiply-add a step): the results
+// are the same bits.
 
 #include <cstdint>
 
