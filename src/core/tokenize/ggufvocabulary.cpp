@@ -113,15 +113,22 @@ Json byteLevelJson(const GgufFile &f, const Json &added)
     };
 }
 
+// tokenizer.ggml.scores, one for each of `count` tokens.
+std::vector<double> tokenScores(const GgufFile &f, size_t count)
+{
+    std::vector<double> scores = f.numbers("tokenizer.ggml.scores");
+    if (scores.size() != count)
+        throw Error(f.path() + ": metadata key 'tokenizer.ggml.scores': " + std::to_string(scores.size())
+            + " scores for " + std::to_string(count) + " tokens");
+    return scores;
+}
+
 // SentencePiece's BPE as llama.cpp runs it (llm_tokenizer_spm): any two neighbouring symbols whose text is a token
 // merge, the token of the highest score first. As a BPE merge list: every way of cutting each token into two tokens,
 // ranked by the whole token's score.
 Json mergesFromScores(const GgufFile &f, const std::vector<std::string> &tokens, const std::vector<int64_t> &types)
 {
-    const std::vector<double> scores = f.numbers("tokenizer.ggml.scores");
-    if (scores.size() != tokens.size())
-        throw Error(f.path() + ": metadata key 'tokenizer.ggml.scores': " + std::to_string(scores.size())
-            + " scores for " + std::to_string(tokens.size()) + " tokens");
+    const std::vector<double> scores = tokenScores(f, tokens.size());
     std::unordered_map<std::string_view, size_t> ids;
     ids.reserve(tokens.size());
     for (size_t id = 0; id < tokens.size(); ++id)
@@ -289,12 +296,8 @@ Json ggufTokenizerJson(const GgufFile &f, pipeline::VocabEntries &vocab, std::un
         return wordPieceJson(f, tokens, types, added, vocab);
     Json root;
     if (ugm) {
-        std::vector<double> scores = f.numbers("tokenizer.ggml.scores");
-        if (scores.size() != tokens.size())
-            throw Error(f.path() + ": metadata key 'tokenizer.ggml.scores': " + std::to_string(scores.size())
-                + " scores for " + std::to_string(tokens.size()) + " tokens");
         root = unigramJson(f, added);
-        model = makeLlamaCppUnigram({f.path(), tokens, std::move(scores), types,
+        model = makeLlamaCppUnigram({f.path(), tokens, tokenScores(f, tokens.size()), types,
             f.has("tokenizer.ggml.precompiled_charsmap") ? f.byteArray("tokenizer.ggml.precompiled_charsmap") : "",
             f.has("tokenizer.ggml.add_space_prefix") && f.boolean("tokenizer.ggml.add_space_prefix"),
             f.has("tokenizer.ggml.remove_extra_whitespaces") && f.boolean("tokenizer.ggml.remove_extra_whitespaces"),
@@ -377,6 +380,13 @@ std::string tokenContent(const Json &value)
     return "";
 }
 
+// Whether a tokenizer.json's model is a BPE without byte fallback, the kind llama.cpp's 'gpt2' tokenizer runs.
+bool isByteLevelBpe(const Json &root)
+{
+    const Json &model = root.contains("model") ? root["model"] : Json();
+    return model.is_object() && model.value("type", "") == "BPE" && !model.value("byte_fallback", false);
+}
+
 // llama.cpp's converter's _create_vocab_sentencepiece: the pieces by id with their scores and types, the model's
 // rows past them as unused "[PAD{id}]" scored -10000, and tokenizer_config.json's added_tokens_decoder over them
 // (special ones as control tokens, others as user-defined ones whose "▁" is a space), scored -1000.
@@ -453,10 +463,8 @@ GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t v
     if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
         source = (dir / "tokenizer.json").string();
         root = parseJson(readModelFile(source, limits::kTokenizerBytes), source);
-        const Json &model = root.contains("model") ? root["model"] : Json();
-        const bool byteLevel
-            = model.is_object() && model.value("type", "") == "BPE" && !model.value("byte_fallback", false);
-        if (!byteLevel && sentencePiece) // Mistral's and Llama 2's tokenizer.json beside their tokenizer.model
+        if (!isByteLevelBpe(root)
+            && sentencePiece) // Mistral's and Llama 2's tokenizer.json beside their tokenizer.model
             return sentencePieceGgufVocabulary((dir / sentencePiece).string(), directory, vocabSize);
     } else if (fs::is_regular_file(dir / "vocab.json", ec) && fs::is_regular_file(dir / "merges.txt", ec)) {
         source = (dir / "vocab.json").string();
@@ -472,7 +480,7 @@ GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t v
         throw Error(source + ": key '" + key + "': " + problem);
     };
     const Json &model = root.contains("model") ? root["model"] : Json();
-    if (!model.is_object() || model.value("type", "") != "BPE" || model.value("byte_fallback", false))
+    if (!isByteLevelBpe(root))
         fail("model",
             "not a byte-level BPE (its type " + shownText(model.is_object() ? model.value("type", "?") : "?")
                 + "), and no SentencePiece model (tokenizer.model) beside it: this tokenizer is not written to GGUF "

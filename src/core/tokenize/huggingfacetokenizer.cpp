@@ -459,27 +459,30 @@ std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromWordPieceVocab(
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 
+namespace {
+
+// A GGUF file's tokenizer read into the pipeline's parts (ggufvocabulary.h).
+std::unique_ptr<HuggingFaceTokenizerParts> ggufParts(const GgufFile &file)
+{
+    auto parts = std::make_unique<HuggingFaceTokenizerParts>();
+    pipeline::VocabEntries vocab;
+    std::unique_ptr<pipeline::SubwordModel> model;
+    const Json root = ggufTokenizerJson(file, vocab, model);
+    parts->read(root, file.path(), &vocab, std::move(model));
+    return parts;
+}
+
+} // namespace
+
 std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const std::string &ggufPath)
 {
-    auto parts = sharedParts({ggufPath}, "gguf", [&] {
-        auto parts = std::make_unique<HuggingFaceTokenizerParts>();
-        pipeline::VocabEntries vocab;
-        std::unique_ptr<pipeline::SubwordModel> model;
-        const Json root = ggufTokenizerJson(GgufFile(ggufPath), vocab, model);
-        parts->read(root, ggufPath, &vocab, std::move(model));
-        return parts;
-    });
+    auto parts = sharedParts({ggufPath}, "gguf", [&] { return ggufParts(GgufFile(ggufPath)); });
     return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
 }
 
 std::unique_ptr<HuggingFaceTokenizer> HuggingFaceTokenizer::fromGguf(const GgufFile &file)
 {
-    auto parts = std::make_shared<HuggingFaceTokenizerParts>();
-    pipeline::VocabEntries vocab;
-    std::unique_ptr<pipeline::SubwordModel> model;
-    const Json root = ggufTokenizerJson(file, vocab, model);
-    parts->read(root, file.path(), &vocab, std::move(model));
-    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(std::move(parts)));
+    return std::unique_ptr<HuggingFaceTokenizer>(new HuggingFaceTokenizer(ggufParts(file)));
 }
 
 std::string HuggingFaceTokenizer::kind() const
