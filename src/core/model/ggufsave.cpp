@@ -203,10 +203,10 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
         w.setString("tokenizer.ggml.pre", v.pre);
         w.setStrings("tokenizer.ggml.tokens", v.tokens);
         w.setInt32s("tokenizer.ggml.token_type", v.types);
-        if (!v.scores.empty())
-            w.setFloat32s("tokenizer.ggml.scores", v.scores);
-        if (v.model == "gpt2")
+        if (v.scores.empty()) // 'gpt2': merges; 'llama': scores
             w.setStrings("tokenizer.ggml.merges", v.merges);
+        else
+            w.setFloat32s("tokenizer.ggml.scores", v.scores);
         if (v.bos >= 0)
             w.setUInt32("tokenizer.ggml.bos_token_id", uint32_t(v.bos));
         if (v.eos >= 0)

@@ -48,6 +48,15 @@ double squaredNorm(const Gradients &g, const std::string &name)
     return sum;
 }
 
+// The built-in task a model was trained on, or nullptr (none, or one this program does not know).
+std::unique_ptr<Task> builtInTask(const ModelConfig &config)
+{
+    const std::vector<std::string> tasks = Task::names();
+    if (std::find(tasks.begin(), tasks.end(), config.task) == tasks.end())
+        return nullptr;
+    return Task::create(config.task);
+}
+
 } // namespace
 
 std::string gradientDepthProblem(const Model &model)
@@ -60,10 +69,8 @@ std::string gradientDepthProblem(const Model &model)
 std::vector<int> gradientTargets(const ModelConfig &config, const Input &input)
 {
     const int64_t T = int64_t(input.tokens.size());
-    const std::vector<std::string> tasks = Task::names();
-    std::vector<int> targets = std::find(tasks.begin(), tasks.end(), config.task) != tasks.end()
-        ? Task::create(config.task)->targetsOf(input.tokens)
-        : objectiveTargets(config.causal, input.tokens);
+    const std::unique_ptr<Task> task = builtInTask(config);
+    std::vector<int> targets = task ? task->targetsOf(input.tokens) : objectiveTargets(config.causal, input.tokens);
     for (const int p : input.padding) {
         if (p >= 0 && p < T)
             targets[size_t(p)] = -1;
@@ -107,10 +114,9 @@ GradientDepth gradientDepth(std::shared_ptr<const Model> model, const Input &inp
     for (const int t : targets)
         out.targets += t >= 0;
     if (out.targets == 0) {
-        const std::vector<std::string> tasks = Task::names();
-        if (std::find(tasks.begin(), tasks.end(), c.task) != tasks.end())
+        if (const std::unique_ptr<Task> task = builtInTask(c))
             throw Error("gradients by depth: the " + c.task + " task asks " + model->name
-                + " to predict nothing in this text (" + Task::create(c.task)->summary() + ")");
+                + " to predict nothing in this text (" + task->summary() + ")");
         throw Error("gradients by depth: no position has a token to predict (give at least two tokens)");
     }
     Engine engine(model, input);
