@@ -4,12 +4,15 @@
 // SentencePiece models through libsentencepiece equal python3-sentencepiece's ids, pieces and decoded text.
 // The fixtures and the script that made them: tests/data/tokenizers/README.md. Bad files are refused by name.
 #include "errortesting.h"
+#include "io/atomicfile.h"
 #include "model/modeltokenizer.h"
 #include "testbundle.h"
 #include "tokenize/huggingfacetokenizer.h"
 #include "tokenize/sentencepiecetokenizer.h"
+#include "tokenize/sentencepiecetraining.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/unicodetext.h"
+#include "train/corpus.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -283,6 +286,35 @@ private slots:
         QCOMPARE(tokenizerForDirectory(kBuiltin + "mistral-7b")->kind(), std::string("BPE"));
         QCOMPARE(tokenizerForDirectory(kTokenizerData + "unigram")->kind(), std::string("Unigram"));
         QCOMPARE(tokenizerForDirectory(kBuiltin + "bert-base-uncased")->kind(), std::string("WordPiece"));
+    }
+
+    // train-tokenizer's trainer: the same text and options give the same bytes; the result is a SentencePiece model
+    // of that many pieces whose byte fallback leaves nothing unknown; the shipped austen-words is what it makes of the
+    // corpus's training part (resources/tokenizers/README.md). Bad options are refused by name.
+    void aTrainedSentencePieceTokenizerIsTheSameEveryTime()
+    {
+        const std::string text = corpusTraining().substr(0, 60000);
+        for (const char *kind : {"bpe", "unigram"}) {
+            SentencePieceTraining o;
+            o.vocab = 600;
+            o.kind = kind;
+            const std::string model = trainSentencePiece(text, o);
+            QCOMPARE(trainSentencePiece(text, o), model);
+            QTemporaryDir dir;
+            const std::string path = dir.path().toStdString() + "/tokenizer.model";
+            writeFileAtomically(path, model);
+            const SentencePieceTokenizer t(path);
+            QCOMPARE(t.vocabSize(), 600);
+            QCOMPARE(t.decode(t.encode("Mr. Darcy — ünïcode")), std::string("Mr. Darcy — ünïcode"));
+        }
+        QVERIFY(errorFrom([&] { trainSentencePiece(text, {299, "bpe"}); }).contains("300..65536"));
+        QVERIFY(errorFrom([&] { trainSentencePiece(text, {300, "wordpiece"}); }).contains("bpe or unigram"));
+        QVERIFY(errorFrom([&] { trainSentencePiece("\n \n", {}); }).contains("every line is empty"));
+        const QString tooMany = errorFrom([&] { trainSentencePiece("ab ab", {4000, "unigram"}); });
+        QVERIFY2(tooMany.contains("SentencePiece's trainer refused: Vocabulary size too high"), qPrintable(tooMany));
+        // the shipped tokenizer, made again from the corpus (one thread, the input in order: the same on any machine)
+        const std::string shipped = readFile(kBuiltin + "austen-words/tokenizer.model");
+        QCOMPARE(trainSentencePiece(corpusTraining(), {2048, "bpe"}) == shipped, true);
     }
 };
 

@@ -242,7 +242,8 @@ private slots:
     // characters task gives the character after the window, aside): what the Gradients view's loss counts.
     void aTasksTargetsAreReadBackFromItsText()
     {
-        for (const char *name : {"reverse", "sort", "copy", "parens", "retrieval", "retrieval-ends", "chars"}) {
+        for (const char *name :
+            {"reverse", "sort", "copy", "parens", "retrieval", "retrieval-ends", "chars", "words"}) {
             const auto task = Task::create(name);
             std::mt19937_64 rng(7);
             for (int i = 0; i < 200; ++i) {

@@ -3,8 +3,12 @@
 #include "engine/engine.h"
 #include "io/atomicfile.h"
 #include "io/safetensors.h"
+#include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
 #include "testbundle.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "train/checkpointdirectory.h"
+#include "train/corpus.h"
 #include "train/trainer.h"
 #include "util/error.h"
 
@@ -14,6 +18,7 @@
 #include <tuple>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -271,6 +276,77 @@ private slots:
         }
         QCOMPARE(sets, 1);
         QVERIFY(sameWeights(Model::load(path), *t->model())); // the top-level model follows the checkpoint
+    }
+
+    // The words task reads Pride and Prejudice through its own SentencePiece tokenizer: its examples are stretches of
+    // the corpus's training part (held-out ones of its last tenth), and a model trained on it is saved with that
+    // tokenizer beside it, so the app reads its text with the same pieces.
+    void theWordsTaskReadsWordsAndSavesItsTokenizer()
+    {
+        const auto task = Task::create("words");
+        const ModelConfig c = task->modelConfig();
+        const SentencePieceTokenizer pieces(task->tokenizerDirectory() + "/tokenizer.model");
+        QCOMPARE(c.vocab, pieces.vocabSize());
+        QCOMPARE(c.tokenizer, std::string("gpt2")); // the directory's own
+        // nmt_nfkc turns the corpus's line breaks into spaces: compare the texts with whitespace collapsed
+        const auto collapsed = [](const std::string &text) {
+            std::string out;
+            for (char ch : text)
+                if (!std::isspace(static_cast<unsigned char>(ch)) || (!out.empty() && out.back() != ' '))
+                    out += std::isspace(static_cast<unsigned char>(ch)) ? ' ' : ch;
+            return out;
+        };
+        const std::string training = collapsed(corpusTraining()), heldOut = collapsed(corpusHeldOut());
+        // In one training window in two a passage of 8 to 64 tokens comes again further on (for induction); held-out
+        // windows never. A window repeats when some 8 tokens stand in it twice, which plain text of 128 words
+        // seldom does.
+        const auto repeats = [](const std::vector<int> &t) {
+            for (size_t i = 0; i + 8 <= t.size(); ++i)
+                for (size_t j = i + 8; j + 8 <= t.size(); ++j)
+                    if (std::equal(t.begin() + long(i), t.begin() + long(i + 8), t.begin() + long(j)))
+                        return true;
+            return false;
+        };
+        std::mt19937_64 rng(3);
+        int repeated[2] = {0, 0};
+        for (int i = 0; i < 200; ++i) {
+            const bool held = i % 2;
+            const Example e = task->sample(rng, held);
+            QCOMPARE(e.tokens.size(), size_t(128));
+            QVERIFY(std::equal(e.targets.begin(), e.targets.end() - 1, e.tokens.begin() + 1));
+            if (repeats(e.tokens)) {
+                ++repeated[held];
+                continue;
+            }
+            const std::string text = collapsed(pieces.decode(e.tokens));
+            QVERIFY2(text.size() > 300, text.c_str()); // about a word a token
+            QVERIFY2((held ? heldOut : training).find(text) != std::string::npos, text.c_str());
+            QVERIFY2((held ? training : heldOut).find(text) == std::string::npos, text.c_str());
+        }
+        QVERIFY2(repeated[0] >= 30 && repeated[0] <= 70, qPrintable(QString::number(repeated[0])));
+        QVERIFY2(repeated[1] <= 2, qPrintable(QString::number(repeated[1])));
+        TrainOptions o;
+        o.steps = 2;
+        o.batch = 2;
+        Trainer t(std::make_shared<Model>(Model::random(c, 1)), "words", o);
+        t.step();
+        QTemporaryDir dir;
+        t.save(dir.path().toStdString());
+        // the checkpoint and the run's directory (what --model DIR opens) both hold it
+        for (const std::string &saved :
+            {CheckpointDirectory(dir.path().toStdString()).current(), dir.path().toStdString()}) {
+            QCOMPARE(readFile(saved + "/tokenizer.model"), readFile(task->tokenizerDirectory() + "/tokenizer.model"));
+            const auto tokenizer = tokenizerForModel(*loadModel(saved));
+            QCOMPARE(tokenizer->kind(), std::string("SentencePiece"));
+            QCOMPARE(tokenizer->encode("Mr. Darcy"), pieces.encode("Mr. Darcy"));
+            QCOMPARE(tokenizer->decode(pieces.encode("Mr. Darcy")), std::string("Mr. Darcy"));
+        }
+        // a second save replaces the run's copy and removes the first checkpoint, tokenizer and all
+        t.step();
+        t.save(dir.path().toStdString());
+        QCOMPARE(std::distance(std::filesystem::directory_iterator(dir.path().toStdString() + "/checkpoints"),
+                     std::filesystem::directory_iterator {}),
+            1);
     }
 
     // A training run never replaces what it did not write: a directory holding a model but no run's state is

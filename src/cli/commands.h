@@ -29,6 +29,7 @@ int steerCommand(const CommandArgs &args);
 int analyzeHeadsCommand(const CommandArgs &args);
 int evaluateCommand(const CommandArgs &args);
 int tokenizeCommand(const CommandArgs &args);
+int trainTokenizerCommand(const CommandArgs &args);
 int saveCommand(const CommandArgs &args);
 int benchTokenizerCommand(const CommandArgs &args);
 int benchAttentionCommand(const CommandArgs &args);

@@ -383,6 +383,15 @@ std::vector<CliCommand> makeTable()
                 {"text", "\"...\"", "the text"}, {"special", "", "with the model's own special tokens"},
                 {"pieces", "", "each token's readable text too"}},
             tokenizeCommand},
+        {"train-tokenizer",
+            {{"--out DIR [--vocab N] [--kind bpe|unigram] [--text-file FILE]",
+                "train a SentencePiece tokenizer (byte fallback, NFKC) on the built-in corpus's training part or a "
+                "text file, and write DIR/tokenizer.model"}},
+            {{"out", "DIR", "where tokenizer.model is written (an existing one is never replaced)"},
+                {"vocab", "N", "pieces, the 256 byte pieces and <unk> <s> </s> among them (default 2048)"},
+                {"kind", "bpe|unigram", "BPE's merges (the default) or the Unigram language model"},
+                {"text-file", "FILE", "train on this text instead of the built-in corpus (one sentence a line)"}},
+            trainTokenizerCommand},
         {"bench-tokenizer",
             {{"--model M [--file TEXT] [--repeat R]", "measure the model's tokenizer: loading time, MB/s"}},
             kModel

@@ -89,6 +89,16 @@ std::vector<HeadPattern> headPatterns(const std::string &task)
     if (task == "chars")
         for (HeadPattern &p : characterPatterns())
             patterns.push_back(std::move(p));
+    if (task == "words") // natural text repeats names and phrases: an earlier "Mr" followed by "Darcy"
+        patterns.push_back({"induction",
+            "each word looks at the word that followed an earlier occurrence of itself (what came next last time)",
+            [](const Example &e, int pos) {
+                std::vector<int> keys;
+                for (int j = 0; j + 1 < pos; ++j)
+                    if (e.tokens[size_t(j)] == e.tokens[size_t(pos)])
+                        keys.push_back(j + 1);
+                return keys;
+            }});
     if (task == "mlm") { // an encoder sees both ways
         patterns.push_back({"next token", "each token looks at the token just after it (a decoder cannot)",
             [](const Example &e, int pos) {

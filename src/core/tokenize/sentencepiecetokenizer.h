@@ -23,7 +23,7 @@ public:
     explicit SentencePieceTokenizer(const std::string &modelPath);
     ~SentencePieceTokenizer() override;
 
-    std::string kind() const override; // "SentencePiece BPE", "SentencePiece Unigram"
+    std::string kind() const override; // "SentencePiece" (the library; BPE or Unigram is inside its model)
     std::vector<int> encode(const std::string &text) const override;
     std::vector<int> encodeWithSpecialTokens(const std::string &text) const override;
     // Throws atlas::Error for an id outside the model.

@@ -25,15 +25,16 @@ namespace {
 
 constexpr const char *kPointer = "checkpoint.json";
 constexpr const char *kSets = "checkpoints";
-// The files of a checkpoint that also make DIR a model directory, replaced after each commit.
-constexpr const char *kModelFiles[] = {"model.safetensors", "config.json"};
+// The files of a checkpoint that also make DIR a model directory, replaced after each commit (tokenizer.model: a
+// task with a tokenizer of its own, train/task.h).
+constexpr const char *kModelFiles[] = {"model.safetensors", "config.json", "tokenizer.model"};
 // Files of the layout before checkpoint sets, stale once DIR has a checkpoint.json.
 constexpr const char *kLegacyFiles[] = {"optimizer.safetensors", "trainer.json"};
 // Written first into every staged checkpoint: only a directory carrying it is ever removed from checkpoints/.
 constexpr const char *kMark = ".transformer-atlas-checkpoint";
 // What a checkpoint's directory may hold besides the mark (Trainer::save's files and their temporaries).
 constexpr const char *kCheckpointFiles[]
-    = {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json"};
+    = {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json", "tokenizer.model"};
 
 [[noreturn]] void failErrno(const std::string &path, const std::string &what)
 {
@@ -74,8 +75,8 @@ void replaceWithLink(const fs::path &source, const fs::path &target)
 // a directory the user chose for other things too, so only these names are removed there.
 bool isOurTemporary(const std::string &name)
 {
-    for (const char *file :
-        {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json", "checkpoint.json", "write-test"})
+    for (const char *file : {"config.json", "model.safetensors", "optimizer.safetensors", "trainer.json",
+             "tokenizer.model", "checkpoint.json", "write-test"})
         if (name.starts_with(std::string(".") + file + ".tmp-"))
             return true;
     return false;
@@ -154,7 +155,7 @@ void CheckpointDirectory::checkOwned() const
         if (ours && !ec)
             return;
     }
-    for (const char *name : {"config.json", "model.safetensors", "optimizer.safetensors", kSets})
+    for (const char *name : {"config.json", "model.safetensors", "optimizer.safetensors", "tokenizer.model", kSets})
         if (fs::exists(fs::symlink_status(dir / name, ec)))
             throw Error(m_directory + ": holds " + name
                 + " but no training run's state (checkpoint.json): it is not a directory transformer-atlas train "
@@ -219,8 +220,10 @@ void CheckpointDirectory::commit(const std::string &staged, int step) const
     syncPath(sets.string());
     const nlohmann::json pointer = {{"checkpoint", std::string(kSets) + "/" + name}, {"step", step}};
     writeFileAtomically((dir / kPointer).string(), pointer.dump(2) + "\n"); // the commit
+    std::error_code ec;
     for (const char *file : kModelFiles)
-        replaceWithLink(sets / name / file, dir / file);
+        if (fs::exists(sets / name / file, ec))
+            replaceWithLink(sets / name / file, dir / file);
     syncPath(m_directory);
     removeStale();
 }

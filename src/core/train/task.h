@@ -11,8 +11,9 @@
 
 namespace atlas {
 
-// One training sequence over the byte vocabulary: the model reads `tokens` and, at position t, should predict
-// targets[t] (the next token), or nothing where targets[t] is -1 (the question part of an algorithmic task).
+// One training sequence over the task's vocabulary (bytes, or its tokenizer's ids): the model reads `tokens` and, at
+// position t, should predict targets[t] (the next token), or nothing where targets[t] is -1 (the question part of an
+// algorithmic task).
 struct Example
 {
     std::vector<int> tokens;
@@ -44,7 +45,7 @@ constexpr int kRetrievalMinTrainingPairs = 2; // training contexts hold 2 … kR
 Example retrievalExample(std::mt19937_64 &rng, bool heldOut, int position, int pairs = kRetrievalPairs);
 
 // A source of examples and the model shape that suits it. Tasks use bytes as tokens, so every example is
-// readable text in the app ("abc>cba").
+// readable text in the app ("abc>cba"), except those that name a tokenizer of their own (words).
 class Task
 {
 public:
@@ -52,6 +53,9 @@ public:
     virtual std::string name() const = 0;
     virtual std::string summary() const = 0; // one line, for `train --help` and the Train panel
     virtual ModelConfig modelConfig() const = 0; // the shape the built-in model of this task uses
+    // The directory of the tokenizer.model the task's tokens come from, copied into every model trained on it;
+    // empty for a task of bytes.
+    virtual std::string tokenizerDirectory() const { return {}; }
     // Training examples come from a seeded stream; held-out examples from a disjoint one (`heldOut`).
     virtual Example sample(std::mt19937_64 &rng, bool heldOut) const = 0;
     // A held-out example `scale` times as long as training's (scale 1: sample(rng, true)), to measure how a model

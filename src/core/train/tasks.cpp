@@ -1,5 +1,7 @@
 #include "train/task.h"
 
+#include "model/builtinmodels.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "train/corpus.h"
 #include "train/objectives.h"
 #include "util/error.h"
@@ -316,6 +318,67 @@ public:
     }
 };
 
+// Next-word prediction on the same corpus, read by a SentencePiece tokenizer trained on its training part
+// (resources/tokenizers/austen-words, made by `train-tokenizer`): 128 tokens of about a word each, so that what a
+// head attends to is a word, as in a real language model. In one training window in two a run of 8 to 32 words drawn
+// at random from the novel stands at two places: a head can learn to complete what it has seen before (induction;
+// Olsson et al. 2022) only where the repeated words are not already known, and a model this size learns the novel
+// itself by heart, so repeated passages of it teach nothing. Held-out windows are plain text.
+class WordsTask : public Task
+{
+public:
+    static constexpr const char *kTokenizer = "austen-words";
+    static constexpr size_t kLength = 128;
+    std::string name() const override { return "words"; }
+    std::string summary() const override
+    {
+        return "predict the next word (SentencePiece token) of Pride and Prejudice";
+    }
+    std::string tokenizerDirectory() const override { return resolveTokenizer(kTokenizer); }
+    ModelConfig modelConfig() const override
+    {
+        ModelConfig c = smallConfig(4, 4, 128, int(kLength), "");
+        static const int vocab = SentencePieceTokenizer(tokenizerFile()).vocabSize(); // read once: the panel asks often
+        c.vocab = vocab;
+        c.tokenizer = "gpt2"; // the model directory's own tokenizer: the task's tokenizer.model, copied beside it
+        return c;
+    }
+    Example sample(std::mt19937_64 &rng, bool heldOut) const override
+    {
+        const std::vector<int> &ids = heldOut ? corpus().heldOut : corpus().training;
+        if (ids.size() <= kLength + 1)
+            throw Error("the corpus is too short for the words task: " + std::to_string(ids.size()) + " tokens");
+        const size_t start = rng() % (ids.size() - kLength - 1);
+        const bool repeats = !heldOut && rng() % 2 == 0;
+        std::vector<int> text(ids.begin() + long(start), ids.begin() + long(start + kLength + 1));
+        if (repeats) { // n words drawn at random from the novel, at a and again at b: only the first reading tells
+            const size_t n = 8 + rng() % 25, a = rng() % (kLength - 2 * n + 1),
+                         b = a + n + rng() % (kLength - a - 2 * n + 1);
+            for (size_t k = 0; k < n; ++k)
+                text[a + k] = text[b + k] = ids[rng() % ids.size()];
+        }
+        Example e;
+        e.tokens.assign(text.begin(), text.end() - 1);
+        e.targets.assign(text.begin() + 1, text.end());
+        return e;
+    }
+
+private:
+    struct Tokens
+    {
+        std::vector<int> training, heldOut;
+    };
+    std::string tokenizerFile() const { return tokenizerDirectory() + "/tokenizer.model"; }
+    const Tokens &corpus() const
+    {
+        static const Tokens tokens = [this] {
+            const SentencePieceTokenizer tokenizer(tokenizerFile());
+            return Tokens {tokenizer.encode(corpusTraining()), tokenizer.encode(corpusHeldOut())};
+        }();
+        return tokens;
+    }
+};
+
 // BERT's masked language model on the same corpus (train/objectives.h): 128 characters, 15 % of them chosen and
 // hidden 80/10/10; the model, bidirectional, predicts the original character at each chosen position.
 class MaskedCharactersTask : public Task
@@ -424,7 +487,8 @@ std::vector<int> objectiveTargets(bool causal, const std::vector<int> &tokens)
 
 std::vector<std::string> Task::names()
 {
-    return {"reverse", "copy", "sort", "parens", "chars", "mlm", "seq2seq-sort", "retrieval", "retrieval-ends"};
+    return {
+        "reverse", "copy", "sort", "parens", "chars", "words", "mlm", "seq2seq-sort", "retrieval", "retrieval-ends"};
 }
 
 std::unique_ptr<Task> Task::create(const std::string &name)
@@ -439,6 +503,8 @@ std::unique_ptr<Task> Task::create(const std::string &name)
         return std::make_unique<ParenthesesTask>();
     if (name == "chars")
         return std::make_unique<CharactersTask>();
+    if (name == "words")
+        return std::make_unique<WordsTask>();
     if (name == "mlm")
         return std::make_unique<MaskedCharactersTask>();
     if (name == "seq2seq-sort")

@@ -1,6 +1,7 @@
 #include "train/trainingsetup.h"
 
 #include "model/funnel.h"
+#include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
 #include "train/memorystrategy.h"
 #include "util/error.h"
@@ -129,11 +130,16 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
     config.description = run.description.empty() ? task->summary() : run.description;
     std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
     const Example example = task->sample(rng, true);
-    // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]): the text the app's tokenizer reads.
-    const SpecialTokensTokenizer tokenizer(std::make_unique<ByteTokenizer>(), config.specialTokens);
-    config.sample = tokenizer.decode(example.source.empty() ? example.tokens : example.source);
+    // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]), or a tokenizer of their own: the
+    // text the app's tokenizer reads.
+    std::unique_ptr<Tokenizer> tokenizer;
+    if (task->tokenizerDirectory().empty())
+        tokenizer = std::make_unique<SpecialTokensTokenizer>(std::make_unique<ByteTokenizer>(), config.specialTokens);
+    else
+        tokenizer = std::make_unique<SentencePieceTokenizer>(task->tokenizerDirectory() + "/tokenizer.model");
+    config.sample = tokenizer->decode(example.source.empty() ? example.tokens : example.source);
     if (!example.source.empty())
-        config.decoderSample = tokenizer.decode(example.tokens);
+        config.decoderSample = tokenizer->decode(example.tokens);
     config.task = task->name();
     config.validate("train --task " + run.task);
     checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory, config.context),
