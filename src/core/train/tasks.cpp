@@ -345,7 +345,7 @@ public:
     }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
-        const std::vector<int> &ids = heldOut ? corpus().heldOut : corpus().training;
+        const std::vector<int> &ids = heldOut ? heldOutIds() : trainingIds();
         if (ids.size() <= kLength + 1)
             throw Error("the corpus is too short for the words task: " + std::to_string(ids.size()) + " tokens");
         const size_t start = rng() % (ids.size() - kLength - 1);
@@ -364,18 +364,18 @@ public:
     }
 
 private:
-    struct Tokens
-    {
-        std::vector<int> training, heldOut;
-    };
     std::string tokenizerFile() const { return tokenizerDirectory() + "/tokenizer.model"; }
-    const Tokens &corpus() const
+    // Each part read once, apart: the Train panel's sample needs only the held-out tenth (tens of milliseconds), the
+    // training part takes seconds (SentencePiece reads about 200 kB a second).
+    const std::vector<int> &trainingIds() const
     {
-        static const Tokens tokens = [this] {
-            const SentencePieceTokenizer tokenizer(tokenizerFile());
-            return Tokens {tokenizer.encode(corpusTraining()), tokenizer.encode(corpusHeldOut())};
-        }();
-        return tokens;
+        static const std::vector<int> ids = SentencePieceTokenizer(tokenizerFile()).encode(corpusTraining());
+        return ids;
+    }
+    const std::vector<int> &heldOutIds() const
+    {
+        static const std::vector<int> ids = SentencePieceTokenizer(tokenizerFile()).encode(corpusHeldOut());
+        return ids;
     }
 };
 
