@@ -285,7 +285,7 @@ private slots:
     {
         const auto task = Task::create("words");
         const ModelConfig c = task->modelConfig();
-        const SentencePieceTokenizer pieces(task->tokenizerDirectory() + "/tokenizer.model");
+        const SentencePieceTokenizer pieces(task->tokenizerFile());
         QCOMPARE(c.vocab, pieces.vocabSize());
         QCOMPARE(c.tokenizer, std::string("gpt2")); // the directory's own
         // nmt_nfkc turns the corpus's line breaks into spaces: compare the texts with whitespace collapsed
@@ -335,7 +335,7 @@ private slots:
         // the checkpoint and the run's directory (what --model DIR opens) both hold it
         for (const std::string &saved :
             {CheckpointDirectory(dir.path().toStdString()).current(), dir.path().toStdString()}) {
-            QCOMPARE(readFile(saved + "/tokenizer.model"), readFile(task->tokenizerDirectory() + "/tokenizer.model"));
+            QCOMPARE(readFile(saved + "/tokenizer.model"), readFile(task->tokenizerFile()));
             const auto tokenizer = tokenizerForModel(*loadModel(saved));
             QCOMPARE(tokenizer->kind(), std::string("SentencePiece"));
             QCOMPARE(tokenizer->encode("Mr. Darcy"), pieces.encode("Mr. Darcy"));

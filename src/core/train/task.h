@@ -53,9 +53,9 @@ public:
     virtual std::string name() const = 0;
     virtual std::string summary() const = 0; // one line, for `train --help` and the Train panel
     virtual ModelConfig modelConfig() const = 0; // the shape the built-in model of this task uses
-    // The directory of the tokenizer.model the task's tokens come from, copied into every model trained on it;
-    // empty for a task of bytes.
-    virtual std::string tokenizerDirectory() const { return {}; }
+    // The tokenizer.model the task's tokens come from, copied into every model trained on it; empty for a task of
+    // bytes.
+    virtual std::string tokenizerFile() const { return {}; }
     // Training examples come from a seeded stream; held-out examples from a disjoint one (`heldOut`).
     virtual Example sample(std::mt19937_64 &rng, bool heldOut) const = 0;
     // A held-out example `scale` times as long as training's (scale 1: sample(rng, true)), to measure how a model

@@ -334,12 +334,11 @@ public:
     {
         return "predict the next word (SentencePiece token) of Pride and Prejudice";
     }
-    std::string tokenizerDirectory() const override { return resolveTokenizer(kTokenizer); }
+    std::string tokenizerFile() const override { return resolveTokenizer(kTokenizer) + "/tokenizer.model"; }
     ModelConfig modelConfig() const override
     {
         ModelConfig c = smallConfig(4, 4, 128, int(kLength), "");
-        static const int vocab = SentencePieceTokenizer(tokenizerFile()).vocabSize(); // read once: the panel asks often
-        c.vocab = vocab;
+        c.vocab = tokenizer().vocabSize();
         c.tokenizer = "gpt2"; // the model directory's own tokenizer: the task's tokenizer.model, copied beside it
         return c;
     }
@@ -364,17 +363,22 @@ public:
     }
 
 private:
-    std::string tokenizerFile() const { return tokenizerDirectory() + "/tokenizer.model"; }
+    // Read once (the Train panel asks for the shape often); its encoding is thread-safe.
+    const SentencePieceTokenizer &tokenizer() const
+    {
+        static const SentencePieceTokenizer pieces(tokenizerFile());
+        return pieces;
+    }
     // Each part read once, apart: the Train panel's sample needs only the held-out tenth (tens of milliseconds), the
     // training part takes seconds (SentencePiece reads about 200 kB a second).
     const std::vector<int> &trainingIds() const
     {
-        static const std::vector<int> ids = SentencePieceTokenizer(tokenizerFile()).encode(corpusTraining());
+        static const std::vector<int> ids = tokenizer().encode(corpusTraining());
         return ids;
     }
     const std::vector<int> &heldOutIds() const
     {
-        static const std::vector<int> ids = SentencePieceTokenizer(tokenizerFile()).encode(corpusHeldOut());
+        static const std::vector<int> ids = tokenizer().encode(corpusHeldOut());
         return ids;
     }
 };

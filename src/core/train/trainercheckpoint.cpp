@@ -107,9 +107,9 @@ void Trainer::save(const std::string &directory) const
     const std::string staged = checkpoints.stage();
     try {
         m_model->save(staged, {{"step", stamp}});
-        if (const std::string tokenizer = m_task->tokenizerDirectory(); !tokenizer.empty()) // read with the model
-            writeFileAtomically((fs::path(staged) / "tokenizer.model").string(),
-                readFile((fs::path(tokenizer) / "tokenizer.model").string(), limits::kTokenizerBytes));
+        if (const std::string tokenizer = m_task->tokenizerFile(); !tokenizer.empty()) // read with the model
+            writeFileAtomically(
+                (fs::path(staged) / "tokenizer.model").string(), readFile(tokenizer, limits::kTokenizerBytes));
         writeSafetensors((fs::path(staged) / "optimizer.safetensors").string(), stateRefs, {{"step", stamp}});
         writeFileAtomically((fs::path(staged) / "trainer.json").string(), j.dump(2) + "\n");
         checkpoints.commit(staged, m_step);

@@ -133,10 +133,10 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
     // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]), or a tokenizer of their own: the
     // text the app's tokenizer reads.
     std::unique_ptr<Tokenizer> tokenizer;
-    if (task->tokenizerDirectory().empty())
+    if (task->tokenizerFile().empty())
         tokenizer = std::make_unique<SpecialTokensTokenizer>(std::make_unique<ByteTokenizer>(), config.specialTokens);
     else
-        tokenizer = std::make_unique<SentencePieceTokenizer>(task->tokenizerDirectory() + "/tokenizer.model");
+        tokenizer = std::make_unique<SentencePieceTokenizer>(task->tokenizerFile());
     config.sample = tokenizer->decode(example.source.empty() ? example.tokens : example.source);
     if (!example.source.empty())
         config.decoderSample = tokenizer->decode(example.tokens);
