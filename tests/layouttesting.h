@@ -6,6 +6,7 @@
 #include "views/view.h"
 
 #include <QAbstractScrollArea>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QMainWindow>
 #include <QPaintDevice>
@@ -76,12 +77,26 @@ inline QStringList layoutProblems(QMainWindow &window)
                 && qobject_cast<QCPLayoutInset *>(legend->layout()) && legend->objectName() != "emptyCornerLegend")
                 problems << QString("a legend lies inside the axes in %1")
                                 .arg(plot->parentWidget()->metaObject()->className());
-        for (QCPAxisRect *r : plot->axisRects())
+        for (QCPAxisRect *r : plot->axisRects()) {
             if (r->width() < 80 || r->height() < 60)
                 problems << QString("a plot's axes are squeezed to %1×%2 in %3")
                                 .arg(r->width())
                                 .arg(r->height())
                                 .arg(plot->parentWidget()->metaObject()->className());
+            // A panel's title (AnalysisPlotView::setPanelTitle, on the top axis) wider than its panel runs into the
+            // next one's.
+            const QCPAxis *top = r->axis(QCPAxis::atTop);
+            if (!top || !top->visible())
+                continue;
+            for (const QString &line : top->label().split(QLatin1Char('\n')))
+                if (const int needs = QFontMetrics(top->labelFont()).horizontalAdvance(line);
+                    needs > r->outerRect().width() + 1)
+                    problems << QString("a panel's title '%1' is wider than its panel (%2 px, needs %3) in %4")
+                                    .arg(line.left(40))
+                                    .arg(r->outerRect().width())
+                                    .arg(needs)
+                                    .arg(plot->parentWidget()->metaObject()->className());
+        }
     }
     for (QTabBar *bar : window.findChildren<QTabBar *>()) {
         if (!bar->isVisibleTo(&window))

@@ -39,7 +39,8 @@ private:
 
 private slots:
     // Every view of this list is there once (each from its folder, src/views/NAME/), and the tabs keep the order they
-    // had before the views moved into folders.
+    // had before the views moved into folders, but for the Fourier view placed among the approximations and Sinkhorn
+    // moved to end the Efficiency group, before the Adaptive group's views.
     void viewKinds()
     {
         const auto kinds = ViewSpec::viewKinds();
@@ -49,7 +50,7 @@ private slots:
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
                  "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel",
                  "qk-norm", "early-exit", "layerdrop", "token-reduction", "sinkhorn", "lost-in-the-middle",
-                 "adaptive-span", "quantization"})
+                 "adaptive-span", "quantization", "fourier"})
             QVERIFY2(std::count(kinds.begin(), kinds.end(), k) == 1, k);
         const auto mask = std::find(kinds.begin(), kinds.end(), "mask");
         QVERIFY(kinds.end() - mask > 3);
@@ -60,11 +61,11 @@ private slots:
         QCOMPARE(std::vector<std::string>(next, next + 9),
             std::vector<std::string>({"next-token", "tokenizer", "tensor", "positions", "experts", "sparse-ffn",
                 "quantization", "objective", "fills"}));
-        const auto pattern = std::find(kinds.begin(), kinds.end(), "pattern");
-        QVERIFY(kinds.end() - pattern > 6);
-        QCOMPARE(std::vector<std::string>(pattern, pattern + 7),
-            std::vector<std::string>(
-                {"pattern", "sparsity", "adaptive-span", "token-reduction", "funnel", "sinkhorn", "memory-timeline"}));
+        const auto approximation = std::find(kinds.begin(), kinds.end(), "approximation");
+        QVERIFY(kinds.end() - approximation > 8);
+        QCOMPARE(std::vector<std::string>(approximation, approximation + 9),
+            std::vector<std::string>({"approximation", "fourier", "pattern", "sinkhorn", "sparsity", "adaptive-span",
+                "token-reduction", "funnel", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
         QVERIFY(kinds.end() - fills > 13);
         QCOMPARE(std::vector<std::string>(fills, fills + 14),

@@ -13,8 +13,8 @@ namespace atlas {
 class ComparisonView;
 class View;
 
-// Every view of viewKinds() in two rows of tabs: the groups on top (Attention, Inside the model, Efficient
-// attention …), the group's views below. Two short rows stay readable on a projector at any zoom where one row
+// Every view of viewKinds() in two rows of tabs: the groups on top (Attention, Model, Efficiency, Adaptive
+// …), the group's views below. Two short rows stay readable on a projector at any zoom where one row
 // of every view would not. Indices count views in the table's order.
 class ViewNavigator : public QWidget
 {

@@ -38,7 +38,7 @@ struct ViewKind
     std::string kind; // "attention"
     std::string title; // "Attention"
     std::string summary; // "one head's attention weights as a heat map"
-    std::string group; // the app's upper row of tabs: "Attention", "Inside the model", "Efficiency"
+    std::string group; // the app's upper row of tabs: "Attention", "Model", "Efficiency"
     ViewNeeds needs = ViewNeeds::Nothing;
     bool showsSites = false; // draws the attention the spec's "site" names: an encoder-decoder's encoder, cross …
     bool showsEncoderDecoder = false; // draws an encoder-decoder (the others show one-stack models)

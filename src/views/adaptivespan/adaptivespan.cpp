@@ -37,7 +37,7 @@ ViewKind kind()
     return {.kind = "adaptive-span",
         .title = "Span",
         .summary = "each head's learned attention span (log scale), and one head's attention under its soft mask",
-        .group = "Efficiency",
+        .group = "Adaptive",
         .request = request,
         .after = "sparsity"};
 }

@@ -128,7 +128,7 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     const Tensor *probs = findHeadTensor(m_input, layer, "attn.probs", head, &problem);
     QCPAxisRect *rect = addAxisRect(0, 1);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    setPanelTitle(rect, tr("Layer %1, head %2: attention under its mask").arg(layer).arg(head));
+    setPanelTitle(rect, tr("Layer %1, head %2 under its mask").arg(layer).arg(head));
     if (!probs)
         return;
     const int T = int(probs->dim(1));

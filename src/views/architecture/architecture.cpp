@@ -8,7 +8,7 @@ ViewKind kind()
     return {.kind = "architecture",
         .title = "Architecture",
         .summary = "the model's operations as a diagram with their shapes; click one to step there",
-        .group = "Inside the model",
+        .group = "Model",
         .showsEncoderDecoder = true,
         .after = "ablation"};
 }

@@ -55,7 +55,7 @@ ViewKind kind()
         .summary
         = "a mixture-of-experts layer's routing: each token's expert, the buffers filling to capacity, the load, "
           "the devices",
-        .group = "Inside the model",
+        .group = "Model",
         .request = request,
         .analysisKeys = {"layer", kCapacityFactor.name, kExpertTopK.name, kDevices.name},
         .after = "positions",

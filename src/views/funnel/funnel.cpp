@@ -45,7 +45,7 @@ ViewKind kind()
         .title = "Funnel",
         .summary = "Funnel-Transformer: the sequence pooled to half its length between groups of layers, one "
                    "head's attention at each resolution, and what the pooling costs a masked LM",
-        .group = "Efficiency",
+        .group = "Adaptive",
         .request = request,
         .analysisKeys = {"layer", "head", "baseline_model"},
         .after = "token-reduction"};

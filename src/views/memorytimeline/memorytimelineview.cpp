@@ -308,7 +308,7 @@ void MemoryTimelineView::drawStrategy(QCPAxisRect *rect, const TimelineStrategy 
         label->setTickLabels(false);
         label->setBasePen(Qt::NoPen);
         label->setLabel(
-            tr("%12 %1 at op %2, %3 (%4): activations %5 = stored %6 + recomputed %7 + workspace %8\n"
+            tr("%12 %1 at op %2, %3 (%4)\nactivations %5 = stored %6 + recomputed %7 + workspace %8\n"
                "highest activations %9 (textbook count %10), step %11 ms")
                 .arg(byteAmount(stackTop(s, peak, m_spec.get(views::memorytimeline::kMemoryScope))))
                 .arg(int(px))

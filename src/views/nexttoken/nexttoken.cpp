@@ -10,7 +10,7 @@ ViewKind kind()
     return {.kind = "next-token",
         .title = "Next token",
         .summary = "the next-token distribution",
-        .group = "Inside the model",
+        .group = "Model",
         .needs = ViewNeeds::NextProbs,
         .showsEncoderDecoder = true,
         .after = "architecture",

@@ -60,7 +60,7 @@ ViewKind kind()
         .group = "Efficiency",
         .request = request,
         .analysisKeys = {"layer", "attention", "attention_params"},
-        .after = "approximation"};
+        .after = "fourier"};
 }
 
 } // namespace atlas::views::pattern

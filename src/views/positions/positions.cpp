@@ -88,7 +88,7 @@ ViewKind kind()
     return {.kind = "positions",
         .title = "Positions",
         .summary = "the model's positional encoding: what it adds or turns at each position, and how positions relate",
-        .group = "Inside the model",
+        .group = "Model",
         .showsSites = true,
         .showsEncoderDecoder = true,
         .request = request,

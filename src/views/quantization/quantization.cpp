@@ -68,7 +68,7 @@ ViewKind kind()
         .title = "Bits",
         .summary = "quantization: a layer's matrices in fewer bits, as llama.cpp stores them; each matrix's type and "
                    "error, one block's levels and weights, the weights' histogram",
-        .group = "Inside the model",
+        .group = "Model",
         .request = request,
         .analysisKeys = {"layer", kType.name, kMatrix.name, kBlock.name, kReference.name},
         .recomputes = recomputes,

@@ -203,7 +203,7 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
     y->setRange(0, top * (mixed ? 1.3 : 1.1));
     y->setLabel(errors ? tr("relative error, %") : tr("bits per weight"));
     const QString all = mixed ? QString() : tr(" (all %1)").arg(QString::fromStdString(e.matrices[0].type));
-    setPanelTitle(m_matrices, (errors ? tr("Each matrix's error") : tr("Each matrix's bits")) + all);
+    setPanelTitle(m_matrices, (errors ? tr("Error by matrix") : tr("Bits by matrix")) + all);
     addPanelLegend(m_matrices, entries);
 }
 

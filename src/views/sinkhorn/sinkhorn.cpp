@@ -59,7 +59,7 @@ ViewKind kind()
         .group = "Efficiency",
         .request = request,
         .analysisKeys = {"layer", "head", "baseline_model"},
-        .after = "funnel"};
+        .after = "pattern"};
 }
 
 } // namespace atlas::views::sinkhorn

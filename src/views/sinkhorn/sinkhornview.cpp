@@ -142,7 +142,7 @@ void SinkhornView::drawAttention(const SinkhornPicture &s)
         grid->setColumnStretchFactor(0, 1.0);
         grid->setColumnStretchFactor(1, 1.5);
     }
-    setPanelTitle(rect, tr("Head %1: the weight of each value (own block framed, sorted block in colour)").arg(s.head));
+    setPanelTitle(rect, tr("Head %1: weights (own block framed, sorted block in colour)").arg(s.head));
 }
 
 void SinkhornView::labelAxes()

@@ -50,7 +50,7 @@ ViewKind kind()
         .summary
         = "a dense feed-forward layer with one neuron kept per block (Sparse is Enough): which neurons each token "
           "uses, and the error",
-        .group = "Inside the model",
+        .group = "Model",
         .request = request,
         .analysisKeys = {"layer", kBlockSize.name},
         .recomputes = recomputes,

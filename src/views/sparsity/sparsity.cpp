@@ -38,9 +38,9 @@ ViewKind kind()
         .title = "Sparsity",
         .summary = "sparsemax and \u03B1-entmax: each head's \u03B1 and the share of its query\u2013key pairs given "
                    "exactly 0, layer by layer",
-        .group = "Efficiency",
+        .group = "Adaptive",
         .request = request,
-        .after = "pattern"};
+        .after = "sinkhorn"};
 }
 
 } // namespace atlas::views::sparsity

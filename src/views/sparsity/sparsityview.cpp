@@ -86,7 +86,7 @@ void SparsityView::drawGrid(const AttentionSparsity &s, int chosenLayer, int cho
                 .arg(formatNumber(head(l, h).alpha, 3), formatPercent(head(l, h).zeroShare()));
         });
     outlineHead(m_grid, chosenLayer, chosenHead, kChosenOutline);
-    setPanelTitle(m_grid, tr("Each head's \u03B1 and its pairs given exactly 0"));
+    setPanelTitle(m_grid, tr("Each head's \u03B1 and exact zeros"));
 }
 
 void SparsityView::drawSupport(const AttentionSparsity &s, int layer, int head)

@@ -38,7 +38,7 @@ ViewKind kind()
     return {.kind = "tokenizer",
         .title = "Tokenizer",
         .summary = "how the model's tokenizer splits the input, beside another tokenizer",
-        .group = "Inside the model",
+        .group = "Model",
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"text", "tokens", kCompareTokenizer.name},

@@ -68,7 +68,7 @@ ViewKind kind()
         .title = "PoWER-BERT",
         .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
                    "survive, and a masked LM's accuracy against the work left",
-        .group = "Efficiency",
+        .group = "Adaptive",
         .request = request,
         .analysisKeys = {"baseline_model", kRetention.name, kRanking.name},
         .after = "adaptive-span",

@@ -8,7 +8,7 @@ ViewKind kind()
     return {.kind = "tensor",
         .title = "Tensor",
         .summary = "any traced tensor",
-        .group = "Inside the model",
+        .group = "Model",
         .needs = ViewNeeds::SpecTensor,
         .showsEncoderDecoder = true,
         .after = "tokenizer"};

@@ -1,0 +1,71 @@
+// The Fourier mixing view (src/views/fourier): three maps drawn from its analysis with nothing clipped, the caption's
+// numbers the analysis's, a hover's tooltip the cell's numbers, and an encoder–decoder refused with the reason.
+#include "fourier/fourier.h"
+#include "fourier/fourierview.h"
+#include "testbundle.h"
+#include "viewtesting.h"
+
+#include <qcustomplot.h>
+
+#include <QTest>
+#include <QToolTip>
+
+using namespace atlas;
+
+class TestFourierView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void drawsTheFourierWeightsTheSharesAndTheHead()
+    {
+        ViewSpec spec;
+        spec.view = "fourier";
+        spec.model = "austen-mlm";
+        spec.text = "It is a truth universally acknowledged";
+        spec.layer = 1;
+        spec.head = 1;
+        FourierView view;
+        view.resize(1280, 720);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<FourierMixingAnalysis>();
+        QVERIFY(a);
+        const FourierMixing &m = a->mixing;
+        QCOMPARE(m.layer, 1);
+        QCOMPARE(m.head, 1);
+        QCOMPARE(m.tokens, int(view.input().tokens.size()));
+        for (const QString &number : {formatPercent(m.largestShare), formatPercent(m.laterShare),
+                 formatPercent(m.largestWeight), QString::number(m.tokens), QString::fromStdString(m.input)})
+            QVERIFY2(view.caption().contains(number), qPrintable(number + " in " + view.caption()));
+        QCOMPARE(view.plot()->axisRectCount(), 3);
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+
+        // Hovering row 2, token 5 of the middle map shows that cell's weight, share and attention.
+        QCPAxisRect *shares = view.plot()->axisRect(1);
+        const QPoint cell(int(shares->axis(QCPAxis::atBottom)->coordToPixel(5.0)),
+            int(shares->axis(QCPAxis::atLeft)->coordToPixel(2.0)));
+        QTest::mouseMove(view.plot(), cell);
+        QTRY_VERIFY(QToolTip::isVisible());
+        const QString tip = QToolTip::text();
+        QVERIFY2(tip.contains("Row 2") && tip.contains("token 5"), qPrintable(tip));
+        for (const QString &number :
+            {formatNumber(m.cosine(2, 5), 4), formatPercent(m.share(2, 5)), formatPercent(m.attention(2, 5))})
+            QVERIFY2(tip.contains(number), qPrintable(number + " in " + tip));
+
+        spec.model = "seq2seq-sort";
+        spec.text = "dcba";
+        spec.decoderText = "ab";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("one stack"), qPrintable(view.message()));
+    }
+};
+
+QTEST_MAIN(TestFourierView)
+#include "tst_fourierview.moc"
