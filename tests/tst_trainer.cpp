@@ -347,6 +347,25 @@ private slots:
         QCOMPARE(std::distance(std::filesystem::directory_iterator(dir.path().toStdString() + "/checkpoints"),
                      std::filesystem::directory_iterator {}),
             1);
+        // The run resumes with the tokenizer it started with, and refuses to go on with another one or with none.
+        QCOMPARE(Trainer::resume(dir.path().toStdString())->stepCount(), 2);
+        const std::string kept = CheckpointDirectory(dir.path().toStdString()).current() + "/tokenizer.model";
+        writeFileAtomically(kept, "another tokenizer");
+        try {
+            Trainer::resume(dir.path().toStdString());
+            QFAIL("resumed with another tokenizer");
+        } catch (const Error &e) {
+            QVERIFY2(std::string(e.what()).find(kept + ": not the tokenizer the task 'words' reads now")
+                    != std::string::npos,
+                e.what());
+        }
+        std::filesystem::remove(kept);
+        try {
+            Trainer::resume(dir.path().toStdString());
+            QFAIL("resumed without its tokenizer");
+        } catch (const Error &e) {
+            QVERIFY2(std::string(e.what()).find(kept + ": missing") != std::string::npos, e.what());
+        }
     }
 
     // A training run never replaces what it did not write: a directory holding a model but no run's state is

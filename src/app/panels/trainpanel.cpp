@@ -157,7 +157,7 @@ bool TrainPanel::start()
     TrainingSetup setup;
     try {
         setup = m_settings->setup();
-        trainingModelConfig(setup.run); // refused here, before the run's state changes
+        trainingModelConfig(setup.run, false); // refused here, before the run's state changes
     } catch (const Error &e) {
         showError(QString::fromUtf8(e.what()));
         return false;

@@ -276,7 +276,7 @@ void TrainSettings::showShape()
     QString problem, summary;
     try {
         const TrainingRun run = setup().run;
-        shape = trainingModelConfig(run);
+        shape = trainingModelConfig(run, false);
         summary
             = tr("%1 layers × %2 heads, d_model %3 · %4 parameters · a step holds about %5")
                   .arg(shape.layers)

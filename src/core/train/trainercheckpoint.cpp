@@ -171,6 +171,18 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string &directory, const std
     } catch (const Error &e) {
         throw Error(source + ": " + e.what());
     }
+    // A task that reads text through its own tokenizer must read it through the one the run started with: the model's
+    // ids mean those pieces.
+    if (const std::string tokenizer = trainer->m_task->tokenizerFile(); !tokenizer.empty()) {
+        const std::string saved = (fs::path(stateDir) / "tokenizer.model").string();
+        if (!fs::is_regular_file(saved))
+            throw Error(saved + ": missing; the task '" + task
+                + "' reads its text through a tokenizer, and a run of it " + "keeps that tokenizer beside its model");
+        if (readFile(saved, limits::kTokenizerBytes) != readFile(tokenizer, limits::kTokenizerBytes))
+            throw Error(saved + ": not the tokenizer the task '" + task + "' reads now (" + tokenizer
+                + "): the run was started with another, whose ids its model learned; resuming would read the "
+                + "text as other pieces. Start a new run");
+    }
     trainer->m_step = step;
     trainer->m_rng = rng;
     auto requireStep = [&](const SafetensorsFile &f) {

@@ -12,7 +12,7 @@
 
 namespace atlas {
 
-ModelConfig trainingModelConfig(const TrainingRun &run)
+ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
 {
     checkTrainingRunOptionsNeeded(run);
     const std::unique_ptr<Task> task = Task::create(run.task);
@@ -128,18 +128,21 @@ ModelConfig trainingModelConfig(const TrainingRun &run)
         }
     }
     config.description = run.description.empty() ? task->summary() : run.description;
-    std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
-    const Example example = task->sample(rng, true);
-    // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]), or a tokenizer of their own: the
-    // text the app's tokenizer reads.
-    std::unique_ptr<Tokenizer> tokenizer;
-    if (task->tokenizerFile().empty())
-        tokenizer = std::make_unique<SpecialTokensTokenizer>(std::make_unique<ByteTokenizer>(), config.specialTokens);
-    else
-        tokenizer = std::make_unique<SentencePieceTokenizer>(task->tokenizerFile());
-    config.sample = tokenizer->decode(example.source.empty() ? example.tokens : example.source);
-    if (!example.source.empty())
-        config.decoderSample = tokenizer->decode(example.tokens);
+    if (withSample) {
+        std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
+        const Example example = task->sample(rng, true);
+        // Tasks use bytes as tokens, and the config's special tokens by name ([MASK]), or a tokenizer of their own: the
+        // text the app's tokenizer reads.
+        std::unique_ptr<Tokenizer> tokenizer;
+        if (task->tokenizerFile().empty())
+            tokenizer
+                = std::make_unique<SpecialTokensTokenizer>(std::make_unique<ByteTokenizer>(), config.specialTokens);
+        else
+            tokenizer = std::make_unique<SentencePieceTokenizer>(task->tokenizerFile());
+        config.sample = tokenizer->decode(example.source.empty() ? example.tokens : example.source);
+        if (!example.source.empty())
+            config.decoderSample = tokenizer->decode(example.tokens);
+    }
     config.task = task->name();
     config.validate("train --task " + run.task);
     checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory, config.context),

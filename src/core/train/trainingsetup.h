@@ -42,8 +42,10 @@ struct TrainingRun
 
 // The task's model shape with the run's changes, checked (ModelConfig::validate, and that a training step fits in
 // memory). Throws atlas::Error for an unknown task, a combination of options the layouts do not have, or a shape
-// the config rejects.
-ModelConfig trainingModelConfig(const TrainingRun &run);
+// the config rejects. `withSample`: with the model's sample input (ModelConfig::sample), a held-out example of the task
+// as text, which a task reading a corpus through its tokenizer takes a moment to make the first time; the Train
+// panel's checks on the GUI thread leave it out (the run's worker makes it).
+ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample = true);
 // A model of trainingModelConfig(run), initialised as GPT-2 from options.seed (Model::random), named after the
 // task, in a Trainer.
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run);
