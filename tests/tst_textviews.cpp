@@ -3,6 +3,7 @@
 #include "heads/headsgridview.h"
 #include "layouttesting.h"
 #include "mask/maskview.h"
+#include "model/builtinmodels.h"
 #include "neuron/neuron.h"
 #include "neuron/neuronview.h"
 #include "nexttoken/nexttokenview.h"
@@ -353,6 +354,13 @@ private slots:
         emit view.compareBox()->textActivated(QStringLiteral("gpt2"));
         QCOMPARE(edited.count(), 1);
         QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::tokenizer::kCompareTokenizer), std::string("gpt2"));
+
+        // A tokenizer named by its path is shown by its file's name: the path would push the pieces off the header.
+        spec.set(views::tokenizer::kCompareTokenizer, resolveModel("austen-q4_0"));
+        QVERIFY(spec.get(views::tokenizer::kCompareTokenizer).find('/') != std::string::npos);
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.header(1).startsWith(QStringLiteral("austen-q4_0.gguf \u00B7 ")), qPrintable(view.header(1)));
 
         spec.set(views::tokenizer::kCompareTokenizer, "/nowhere/at/all");
         view.setSpec(spec);

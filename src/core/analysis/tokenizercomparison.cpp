@@ -5,6 +5,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace atlas {
 
@@ -13,9 +14,24 @@ int TextSplit::count(TokenRole role) const
     return int(std::count(roles.begin(), roles.end(), role));
 }
 
+namespace {
+
+// A file or directory named by its path is shown by its last part ("austen-q4_0.gguf"): the whole path pushes the
+// pieces off the header.
+std::string shownName(const std::string &name)
+{
+    const std::filesystem::path path(name);
+    if (!path.has_parent_path())
+        return name;
+    const std::string last = (path.has_filename() ? path : path.parent_path()).filename().string();
+    return last.empty() ? name : last;
+}
+
+} // namespace
+
 TextSplit splitText(const Tokenizer &tokenizer, const std::string &name, const std::string &text)
 {
-    TextSplit split {name, tokenizer.kind(), {}, {}, {}, {}};
+    TextSplit split {shownName(name), tokenizer.kind(), {}, {}, {}, {}};
     if (!tokenizer.canEncode()) {
         split.problem = "this tokenizer reads token ids only";
         return split;

@@ -10,7 +10,7 @@ namespace atlas {
 // One tokenizer's split of a text, as the Tokenizer view draws it.
 struct TextSplit
 {
-    std::string name; // as the user named it: a model, a built-in tokenizer, a directory
+    std::string name; // as the user named it: a model, a built-in tokenizer; a file or directory by its last part
     std::string kind; // Tokenizer::kind()
     std::vector<int> ids;
     std::vector<std::string> pieces; // Tokenizer::piece, one per id
