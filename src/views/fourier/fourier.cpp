@@ -18,9 +18,6 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
-    if (c.model->config.isEncoderDecoder())
-        return problem("The Fourier mixing view puts FNet's mixing beside one stack's self-attention; this model has "
-                       "two (an encoder\u2013decoder). Open an encoder such as austen-mlm.");
     if (c.tokens > FourierMixingAnalysis::kMaxTokens)
         return problem("The Fourier mixing view draws three " + std::to_string(c.tokens) + " \u00D7 "
             + std::to_string(c.tokens) + " maps cell by cell; it is for inputs of up to "
