@@ -188,30 +188,49 @@ QCPAxisRect *AnalysisPlotView::addAxisRect(int row, int column)
     return rect;
 }
 
+QCPColorMap *AnalysisPlotView::addMatrixMap(QCPAxisRect *rect, int rows, int cols,
+    const std::function<double(int, int)> &value, const QCPColorGradient &gradient, double low, double high)
+{
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    auto *map = new QCPColorMap(x, y);
+    map->data()->setSize(cols, rows);
+    // QCustomPlot centres the first and last cells on the range's ends, and spreads a single cell over the range.
+    const auto span = [](int n) { return n > 1 ? QCPRange(0, n - 1) : QCPRange(-0.5, 0.5); };
+    map->data()->setRange(span(cols), span(rows));
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            map->data()->setCell(c, r, value(r, c));
+    map->setGradient(gradient);
+    map->setInterpolate(false);
+    if (high > low)
+        map->setDataRange(QCPRange(low, high));
+    else
+        map->rescaleDataRange(true);
+    x->setRange(-0.5, cols - 0.5);
+    y->setRange(-0.5, rows - 0.5);
+    y->setRangeReversed(true);
+    x->grid()->setVisible(false);
+    y->grid()->setVisible(false);
+    return map;
+}
+
 QCPAxisRect *AnalysisPlotView::addHeadTable(int row, int column, int layers, int heads,
     const std::function<double(int, int)> &value, double top, const std::function<QString(int, int)> &text)
 {
     QCPAxisRect *table = addAxisRect(row, column);
     QCPAxis *x = table->axis(QCPAxis::atBottom), *y = table->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(heads, layers);
-    map->data()->setRange(QCPRange(0, heads - 1), QCPRange(0, layers - 1));
+    addMatrixMap(table, layers, heads, value, colormap(m_spec.colormap), 0, top);
     const QFont cellFont = sizedFont(font(), layers * heads > 48 ? 7 : 9);
     for (int l = 0; l < layers; ++l)
         for (int h = 0; h < heads; ++h) {
-            const double v = value(l, h);
-            map->data()->setCell(h, l, v);
             auto *label = new QCPItemText(m_plot);
             label->setClipAxisRect(table);
             label->position->setAxes(x, y);
             label->position->setCoords(h, l);
             label->setFont(cellFont);
             label->setText(text(l, h));
-            label->setColor(palette::inkOn(colormap(m_spec.colormap).color(v, QCPRange(0, top))));
+            label->setColor(palette::inkOn(colormap(m_spec.colormap).color(value(l, h), QCPRange(0, top))));
         }
-    map->setGradient(colormap(m_spec.colormap));
-    map->setDataRange(QCPRange(0, top));
-    map->setInterpolate(false);
     auto headTicks = QSharedPointer<QCPAxisTickerText>::create(),
          layerTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int h = 0; h < heads; ++h)
@@ -220,13 +239,8 @@ QCPAxisRect *AnalysisPlotView::addHeadTable(int row, int column, int layers, int
         layerTicks->addTick(l, QString::number(l));
     x->setTicker(headTicks);
     y->setTicker(layerTicks);
-    x->setRange(-0.5, heads - 0.5);
-    y->setRange(-0.5, layers - 0.5);
-    y->setRangeReversed(true);
     x->setLabel(tr("head"));
     y->setLabel(tr("layer"));
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
     return table;
 }
 

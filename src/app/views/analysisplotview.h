@@ -16,6 +16,7 @@
 
 class QCPAbstractPlottable;
 class QCPAxisRect;
+class QCPColorGradient;
 class QCPColorMap;
 class QCPLegend;
 class QCPLayoutGrid;
@@ -65,6 +66,12 @@ protected:
     // value(layer, head) over [0, top], each cell's text(layer, head) in black or white to stand out from its colour.
     QCPAxisRect *addHeadTable(int row, int column, int layers, int heads, const std::function<double(int, int)> &value,
         double top, const std::function<QString(int, int)> &text);
+    // A rows × cols matrix drawn cell by cell in `rect`: value(r, c) at column c of row r, row 0 on top, each cell
+    // centred on its integer coordinates, no interpolation and no grid. Its colours are `gradient`'s over [low, high],
+    // or over the values' own range when high ≤ low; a NaN cell is drawn as the gradient's NaN handling says.
+    static QCPColorMap *addMatrixMap(QCPAxisRect *rect, int rows, int cols,
+        const std::function<double(int, int)> &value, const QCPColorGradient &gradient, double low = 0,
+        double high = 0);
     // Outlines one head of a table from addHeadTable.
     void outlineHead(QCPAxisRect *table, int layer, int head, const QColor &color);
     // The model's head of a table from addHeadTable under a widget position, if any.

@@ -132,16 +132,11 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     if (!probs)
         return;
     const int T = int(probs->dim(1));
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(T, T);
-    map->data()->setRange(QCPRange(0, std::max(1, T - 1)), QCPRange(0, std::max(1, T - 1)));
-    for (int i = 0; i < T; ++i)
-        for (int j = 0; j < T; ++j)
-            map->data()->setCell(j, i, j <= i ? double(probs->slice(head)(i, j)) : std::nan(""));
-    map->setGradient(colormap(m_spec.colormap));
-    map->setInterpolate(false);
+    const auto weights = probs->slice(head);
+    QCPColorMap *map = addMatrixMap(
+        rect, T, T, [&](int i, int j) { return j <= i ? double(weights(i, j)) : std::nan(""); },
+        colormap(m_spec.colormap));
     addColorScale(0, 2, map, rect, tr("attention weight"));
-    map->rescaleDataRange();
     // The mask's edges: keys from i − z on get full weight; from i − z − R back, exactly 0.
     const HeadSpan &span = s.heads[size_t(layer)][size_t(head)];
     const auto edge = [&](double back, Qt::PenStyle style, const QString &name) {
@@ -155,15 +150,10 @@ void AdaptiveSpanView::drawHead(const AdaptiveSpans &s, int layer, int head)
     };
     QCPGraph *full = edge(span.span, Qt::SolidLine, tr("i \u2212 z: full weight from here"));
     QCPGraph *zero = edge(span.reach, Qt::DashLine, tr("i \u2212 z \u2212 R: exactly 0 from here back"));
-    x->setRange(-0.5, T - 0.5);
-    y->setRange(-0.5, T - 0.5);
-    y->setRangeReversed(true); // query 0 on top, as every attention map
     x->setLabel(tr("key j"));
     y->setLabel(tr("query i"));
     setIntegerTicks(x);
     setIntegerTicks(y);
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
     addPanelLegend(rect, {full, zero});
 }
 

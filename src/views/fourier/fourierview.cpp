@@ -68,22 +68,9 @@ QCPAxisRect *FourierView::addMap(int column, const FourierMatrix &values, double
     const QString &scale, bool diverging)
 {
     QCPAxisRect *rect = addAxisRect(0, column);
-    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    const int rows = int(values.rows()), cols = int(values.cols());
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(cols, rows);
-    map->data()->setRange(QCPRange(0, std::max(1, cols - 1)), QCPRange(0, std::max(1, rows - 1)));
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            map->data()->setCell(c, r, values(r, c));
-    map->setInterpolate(false);
-    map->setGradient(diverging ? divergingColormap() : colormap(m_spec.colormap));
-    map->setDataRange(QCPRange(low, high));
-    x->setRange(-0.5, cols - 0.5);
-    y->setRange(-0.5, rows - 0.5);
-    y->setRangeReversed(true);
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
+    QCPColorMap *map = addMatrixMap(
+        rect, int(values.rows()), int(values.cols()), [&](int r, int c) { return values(r, c); },
+        diverging ? divergingColormap() : colormap(m_spec.colormap), low, high);
     addColorScale(0, column + 1, map, rect, scale);
     setPanelTitle(rect, title);
     return rect;

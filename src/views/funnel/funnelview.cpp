@@ -117,21 +117,9 @@ void FunnelView::drawAttention(const FunnelPicture &f)
 {
     const int rows = int(f.queries.size()), cols = int(f.keys.size());
     QCPAxisRect *rect = addAxisRect(1, 0);
-    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(cols, rows);
-    map->data()->setRange(QCPRange(0, std::max(1, cols - 1)), QCPRange(0, std::max(1, rows - 1)));
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            map->data()->setCell(c, r, f.attention[size_t(r) * size_t(cols) + size_t(c)]);
-    map->setGradient(colormap(m_spec.colormap));
-    map->setInterpolate(false);
-    map->setDataRange(QCPRange(0, 1));
-    x->setRange(-0.5, cols - 0.5);
-    y->setRange(-0.5, rows - 0.5);
-    y->setRangeReversed(true);
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
+    QCPColorMap *map = addMatrixMap(
+        rect, rows, cols, [&](int r, int c) { return f.attention[size_t(r) * size_t(cols) + size_t(c)]; },
+        colormap(m_spec.colormap), 0, 1);
     const int stride = f.strides[size_t(f.layer)], keyStride = f.keyStrides[size_t(f.layer)];
     m_queryLabels.clear();
     m_keyLabels.clear();

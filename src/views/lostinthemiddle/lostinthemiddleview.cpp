@@ -90,28 +90,17 @@ void LostInTheMiddleView::drawAttention(const RetrievalByPosition &s, int layer)
 {
     QCPAxisRect *rect = addAxisRect(0, 1);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    const int n = kRetrievalPairs;
-    map->data()->setSize(n, n);
-    map->data()->setRange(QCPRange(0, n - 1), QCPRange(0, n - 1));
-    for (int asked = 0; asked < n; ++asked)
-        for (int pair = 0; pair < n; ++pair)
-            map->data()->setCell(pair, asked, s.attention[size_t(layer)][size_t(asked)][size_t(pair)]);
-    map->setGradient(colormap(m_spec.colormap));
-    map->setInterpolate(false);
-    x->setRange(-0.5, n - 0.5);
-    y->setRange(-0.5, n - 0.5);
-    y->setRangeReversed(true); // the first pair on top
+    const int n = kRetrievalPairs; // the first pair on top
+    QCPColorMap *map = addMatrixMap(
+        rect, n, n, [&](int asked, int pair) { return s.attention[size_t(layer)][size_t(asked)][size_t(pair)]; },
+        colormap(m_spec.colormap), 0, 1);
     for (QCPAxis *axis : {x, y}) {
         setIntegerTicks(axis);
         axis->ticker()->setTickCount(n);
     }
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
     x->setLabel(tr("pair attended"));
     y->setLabel(tr("pair asked"));
     addColorScale(0, 2, map, rect, tr("share of the answer's attention"));
-    map->setDataRange(QCPRange(0, 1));
     setPanelTitle(rect, tr("Where the answer looks, layer %1 (heads averaged)").arg(layer));
 }
 

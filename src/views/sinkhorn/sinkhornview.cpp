@@ -13,26 +13,6 @@ namespace atlas {
 
 namespace {
 
-QCPColorMap *heatmap(QCPAxisRect *rect, int cols, int rows, const std::vector<float> &values, const QString &name)
-{
-    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    map->setName(name);
-    map->data()->setSize(cols, rows);
-    map->data()->setRange(QCPRange(0, std::max(1, cols - 1)), QCPRange(0, std::max(1, rows - 1)));
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            map->data()->setCell(c, r, values[size_t(r) * size_t(cols) + size_t(c)]);
-    map->setInterpolate(false);
-    map->setDataRange(QCPRange(0, 1));
-    x->setRange(-0.5, cols - 0.5);
-    y->setRange(-0.5, rows - 0.5);
-    y->setRangeReversed(true);
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
-    return map;
-}
-
 // An outline of the cells [x0, x1) × [y0, y1) of a heat map.
 void outline(QCustomPlot *plot, QCPAxisRect *rect, double x0, double y0, double x1, double y1, const QPen &pen)
 {
@@ -103,7 +83,10 @@ QString SinkhornView::draw(const SinkhornAnalysis &a)
 void SinkhornView::drawSort(const SinkhornPicture &s)
 {
     QCPAxisRect *rect = addAxisRect(0, 0);
-    QCPColorMap *map = heatmap(rect, s.blocks, s.blocks, s.sort, tr("sort matrix"));
+    QCPColorMap *map = addMatrixMap(
+        rect, s.blocks, s.blocks, [&](int r, int c) { return s.sort[size_t(r) * size_t(s.blocks) + size_t(c)]; },
+        colormap(m_spec.colormap), 0, 1);
+    map->setName(tr("sort matrix"));
     map->setGradient(colormap(m_spec.colormap));
     const ThemeColors colours = themeColors(m_spec.theme);
     for (int I = 0; I < s.blocks; ++I) {
@@ -125,7 +108,10 @@ void SinkhornView::drawSort(const SinkhornPicture &s)
 void SinkhornView::drawAttention(const SinkhornPicture &s)
 {
     QCPAxisRect *rect = addAxisRect(0, 1);
-    QCPColorMap *map = heatmap(rect, m_tokens, m_tokens, s.attention, tr("attention"));
+    QCPColorMap *map = addMatrixMap(
+        rect, m_tokens, m_tokens, [&](int r, int c) { return s.attention[size_t(r) * size_t(m_tokens) + size_t(c)]; },
+        colormap(m_spec.colormap), 0, 1);
+    map->setName(tr("attention"));
     map->setGradient(colormap(m_spec.colormap));
     const ThemeColors colours = themeColors(m_spec.theme);
     const int b = s.block;
