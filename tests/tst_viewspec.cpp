@@ -67,11 +67,11 @@ private slots:
             std::vector<std::string>({"approximation", "fourier", "pattern", "sinkhorn", "sparsity", "adaptive-span",
                 "token-reduction", "funnel", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 13);
-        QCOMPARE(std::vector<std::string>(fills, fills + 14),
-            std::vector<std::string>(
-                {"fills", "gradients", "logit-lens", "early-exit", "layerdrop", "lost-in-the-middle", "rollout",
-                    "logit-attribution", "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
+        QVERIFY(kinds.end() - fills > 14);
+        QCOMPARE(std::vector<std::string>(fills, fills + 15),
+            std::vector<std::string>({"fills", "gradients", "recurrence", "logit-lens", "early-exit", "layerdrop",
+                "lost-in-the-middle", "rollout", "logit-attribution", "head-kinds", "circuit", "patching", "features",
+                "kernels", "lsh"}));
     }
 
     void roundTrip()

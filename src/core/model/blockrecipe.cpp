@@ -1,5 +1,7 @@
 #include "model/blockrecipe.h"
 
+#include "util/error.h"
+
 #include <algorithm>
 
 namespace atlas {
@@ -160,6 +162,14 @@ std::string blockTensor(const names::Stack &stack, int layer, const std::string 
     if (local == BlockStep::kStream2)
         return names::reversibleStream(layer, 2);
     return names::layerTensor(stack, layer, local);
+}
+
+std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int layer)
+{
+    for (const BlockStep &step : blockRecipe(c, stack, layer).steps)
+        if (step.kind == BlockStep::Kind::Attention)
+            return blockTensor(stack, layer, step.in.at(0));
+    throw Error("block " + std::to_string(layer) + " has no self-attention");
 }
 
 } // namespace atlas

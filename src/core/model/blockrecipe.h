@@ -58,4 +58,8 @@ BlockRecipe blockRecipe(const ModelConfig &c, const names::Stack &stack, int lay
 // that enter the block (names::residualStream, names::reversibleStream) for kInput, kStream1 and kStream2.
 std::string blockTensor(const names::Stack &stack, int layer, const std::string &local);
 
+// The trace's name of what block `layer`'s self-attention reads (its step's first input): "layer.2.ln_1" in a
+// pre-norm block, the stream itself in a post-norm one. Throws atlas::Error for a block without self-attention.
+std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int layer);
+
 } // namespace atlas

@@ -182,9 +182,9 @@ const std::vector<SpecKey> &specKeys()
         {.name = "query",
             .field = &ViewSpec::query,
             .type = "int",
-            .views = {"attention", "neuron", "scaling", "positions"},
+            .views = {"attention", "neuron", "scaling", "positions", "recurrence"},
             .meaning = "a query row the Attention view outlines (a lesson's predict question sets it on Reveal); −1 = "
-                       "none; the neuron view's query (−1: the last token)",
+                       "none; the neuron view's query and the RNN vs attention view's row i (−1: the last token)",
             .minimum = -1,
             .rule = ">= 0, or -1 for none"},
         {.name = "checkpoint_every",

@@ -67,10 +67,7 @@ std::string fourierMixingInput(const ModelConfig &config, int layer)
 {
     if (config.isEncoderDecoder())
         throw Error("FNet's mixing is drawn for one stack of blocks, and this model has two (an encoder–decoder)");
-    for (const BlockStep &step : blockRecipe(config, names::kOnlyStack, layer).steps)
-        if (step.kind == BlockStep::Kind::Attention)
-            return blockTensor(names::kOnlyStack, layer, step.in.at(0));
-    throw Error("block " + std::to_string(layer) + " has no self-attention");
+    return attentionInput(config, names::kOnlyStack, layer);
 }
 
 FourierMixing fourierMixing(

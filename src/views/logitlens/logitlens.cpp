@@ -49,7 +49,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"target"},
-        .after = "gradients"};
+        .after = "recurrence"};
 }
 
 } // namespace atlas::views::logitlens
