@@ -92,10 +92,8 @@ void TokenReductionView::drawSurvival(const TokenSurvival &s)
     const int T = int(s.tokens.size()), rows = int(s.kept.size());
     QCPAxisRect *rect = addAxisRect(0, 0);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(T, rows);
-    map->data()->setRange(QCPRange(0, std::max(1, T - 1)), QCPRange(0, std::max(1, rows - 1)));
-    auto *dropped = new QCPGraph(x, y);
+    std::vector<double> ratio(size_t(rows) * size_t(T)); // significance over the layer's mean; NaN: gone earlier
+    std::vector<std::pair<int, int>> eliminated; // (token, layer) dropped by that layer
     auto ticks = QSharedPointer<QCPAxisTickerText>::create();
     for (int j = 0; j < rows; ++j) {
         const std::vector<bool> &kept = s.kept[size_t(j)];
@@ -107,31 +105,29 @@ void TokenReductionView::drawSurvival(const TokenSurvival &s)
         const double mean = total / std::max(present, 1);
         for (int k = 0; k < T; ++k) {
             const bool here = !before || (*before)[size_t(k)];
-            map->data()->setCell(
-                k, j, here && mean > 0 ? double(s.significance[size_t(j)][size_t(k)]) / mean : std::nan(""));
+            ratio[size_t(j) * size_t(T) + size_t(k)]
+                = here && mean > 0 ? double(s.significance[size_t(j)][size_t(k)]) / mean : std::nan("");
             if (here && !kept[size_t(k)])
-                dropped->addData(k, j);
+                eliminated.emplace_back(k, j);
         }
         ticks->addTick(j, tr("layer %1: %2 \u2192 %3").arg(j).arg(present).arg(s.keptAfter(j)));
     }
     QCPColorGradient gradient = colormap(m_spec.colormap);
     gradient.setNanHandling(QCPColorGradient::nhNanColor);
     gradient.setNanColor(palette::okabeGrey); // mid grey: apart from the colour map's ends in either palette
-    map->setGradient(gradient);
-    map->setInterpolate(false);
+    // Most tokens lie within 3× the mean; the few above share the top colour. Layer 0 on top.
+    QCPColorMap *map = addMatrixMap(
+        rect, rows, T, [&](int j, int k) { return ratio[size_t(j) * size_t(T) + size_t(k)]; }, gradient, 0, 3);
+    auto *dropped = new QCPGraph(x, y); // over the map
+    for (const auto &[k, j] : eliminated)
+        dropped->addData(k, j);
     dropped->setLineStyle(QCPGraph::lsNone);
     dropped->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kEliminated, 2.5), Qt::NoBrush, 10));
-    x->setRange(-0.5, T - 0.5);
-    y->setRange(-0.5, rows - 0.5);
-    y->setRangeReversed(true); // layer 0 on top
     y->setTicker(ticks);
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
     m_map = rect;
     m_tokens = T;
     labelTokens();
     addColorScale(0, 1, map, rect, tr("sig \u00D7 layer's mean"));
-    map->setDataRange(QCPRange(0, 3)); // most tokens lie within 3× the mean; the few above share the top colour
     setPanelTitle(rect, tr("Which tokens go on after each layer (\u00D7: eliminated by this layer; grey: earlier)"));
 }
 
