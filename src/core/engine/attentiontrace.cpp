@@ -1,6 +1,7 @@
 #include "engine/attentiontrace.h"
 
 #include "engine/blockcomponents.h"
+#include "model/blockrecipe.h"
 #include "trace/names.h"
 #include "util/error.h"
 #include "util/parallel.h"
@@ -53,6 +54,16 @@ ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int la
         rule.sinks.assign(sinks.data(), sinks.data() + sinks.numel());
     }
     return rule;
+}
+
+std::vector<std::string> attentionInputAndReadout(const ModelConfig &c, int layer)
+{
+    if (c.isEncoderDecoder())
+        return {};
+    std::vector<std::string> names = {attentionInput(c, names::kOnlyStack, layer)};
+    for (std::string &name : readoutInputs(c, layer))
+        names.push_back(std::move(name));
+    return names;
 }
 
 std::vector<std::string> readoutInputs(const ModelConfig &c, int layer)

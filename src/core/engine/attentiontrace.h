@@ -35,6 +35,9 @@ ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int la
 // The trace tensors block `layer`'s readout reads besides attn.lse: its scored queries and keys (after their norms and
 // rotation). A trace that keeps only each block's input frees them; a view recomputes them (engine/recompute.h).
 std::vector<std::string> readoutInputs(const ModelConfig &c, int layer);
+// What a view that sets block `layer`'s attention input beside its heads recomputes: that input (model/blockrecipe.h's
+// attentionInput), then readoutInputs. Nothing for an encoder–decoder, whose views of one stack refuse it.
+std::vector<std::string> attentionInputAndReadout(const ModelConfig &c, int layer);
 
 // A head's stage mean-pooled for display (ops::attention_pool): per block of its grid, the sum of the cells counted
 // and how many they are, [grid.rows(), grid.cols()] row-major.

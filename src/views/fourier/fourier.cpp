@@ -44,13 +44,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 
 std::vector<std::string> recomputes(const ViewSpec &spec, const ModelConfig &config)
 {
-    if (config.isEncoderDecoder())
-        return {};
-    const int layer = std::clamp(spec.layer, 0, config.layers - 1);
-    std::vector<std::string> names = {fourierMixingInput(config, layer)};
-    for (std::string &name : readoutInputs(config, layer)) // what a head's probabilities are read back from
-        names.push_back(std::move(name));
-    return names;
+    return attentionInputAndReadout(config, std::clamp(spec.layer, 0, config.layers - 1));
 }
 
 } // namespace
