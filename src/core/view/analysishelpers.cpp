@@ -1,5 +1,7 @@
 #include "view/analysishelpers.h"
 
+#include "engine/attentiontrace.h"
+#include "model/blockrecipe.h"
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "trace/names.h"
@@ -144,6 +146,17 @@ std::string analysis::weightsFingerprint(const Model &model)
     }
     return std::to_string(h) + "/" + model.config.task + "/" + positionKindName(model.config.positions) + "/cf"
         + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
+}
+
+const TraceEntry *analysis::tracedAttentionInput(const AnalysisContext &c, int layer, std::string &why)
+{
+    const std::string input = attentionInput(c.model->config, names::kOnlyStack, layer);
+    const TraceEntry *entry = c.trace->find(input);
+    if (!entry)
+        why = notComputedText(c.program.get(), input);
+    else if (!LayerAttention::find(c.model.get(), c.padding, *c.trace, {}, layer))
+        why = notComputedText(c.program.get(), names::attentionTensor({}, layer, "probs"));
+    return why.empty() ? entry : nullptr;
 }
 
 } // namespace atlas

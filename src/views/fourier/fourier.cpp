@@ -23,13 +23,10 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             + std::to_string(c.tokens) + " maps cell by cell; it is for inputs of up to "
             + std::to_string(FourierMixingAnalysis::kMaxTokens) + " tokens. Shorten the text.");
     const int layer = std::clamp(spec.layer, 0, c.layers - 1), head = std::max(0, spec.head);
-    const std::string input = fourierMixingInput(c.model->config, layer);
-    const TraceEntry *entry = c.trace->find(input);
+    std::string why;
+    const TraceEntry *entry = tracedAttentionInput(c, layer, why);
     if (!entry)
-        return problem(notComputedText(c.program.get(), input));
-    const std::optional<LayerAttention> attention = LayerAttention::find(c.model.get(), c.padding, *c.trace, {}, layer);
-    if (!attention)
-        return problem(notComputedText(c.program.get(), names::attentionTensor({}, layer, "probs")));
+        return problem(why);
     AnalysisRequest r;
     r.key = "fourier/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + std::to_string(head)
         + identity(entry->tensor) + paddingKey(c.padding);

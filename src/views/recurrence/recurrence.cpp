@@ -1,7 +1,6 @@
 #include "recurrence/recurrence.h"
 
 #include "engine/attentiontrace.h"
-#include "model/blockrecipe.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 
@@ -27,12 +26,10 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return problem(
             "query " + std::to_string(spec.query) + " is past the input's " + std::to_string(c.tokens) + " tokens");
     const int layer = std::clamp(spec.layer, 0, c.layers - 1), head = std::max(0, spec.head);
-    const std::string input = attentionInput(c.model->config, names::kOnlyStack, layer);
-    const TraceEntry *entry = c.trace->find(input);
+    std::string why;
+    const TraceEntry *entry = tracedAttentionInput(c, layer, why);
     if (!entry)
-        return problem(notComputedText(c.program.get(), input));
-    if (!LayerAttention::find(c.model.get(), c.padding, *c.trace, {}, layer))
-        return problem(notComputedText(c.program.get(), names::attentionTensor({}, layer, "probs")));
+        return problem(why);
     const double radius = spec.get(kRnnRadius);
     AnalysisRequest r;
     r.key = "recurrence/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + std::to_string(head)
