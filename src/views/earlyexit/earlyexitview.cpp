@@ -150,21 +150,16 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     QCPAxisRect *rect = addAxisRect(0, 0);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
     const int T = e.tokens, L = e.layers;
-    auto *map = new QCPColorMap(x, y);
-    map->data()->setSize(T, L);
-    map->data()->setRange(QCPRange(0, std::max(1, T - 1)), QCPRange(1, std::max(2, L)));
-    for (int t = 0; t < T; ++t)
-        for (int block = 1; block <= L; ++block)
-            map->data()->setCell(t, block - 1, e.confidenceAt(block, t));
-    map->setGradient(colormap(m_spec.colormap));
-    map->setInterpolate(false);
+    // Row r is block r + 1, drawn bottom-up as the blocks stack: a mark of block b sits at b − 1.
+    QCPColorMap *map = addMatrixMap(
+        rect, L, T, [&](int r, int t) { return e.confidenceAt(r + 1, t); }, colormap(m_spec.colormap), 0, 1);
+    y->setRangeReversed(false);
     addColorScale(0, 1, map, rect, tr("top probability"));
-    map->setDataRange(QCPRange(0, 1));
 
     auto *agrees = new QCPGraph(x, y), *differs = new QCPGraph(x, y);
     for (int t = 0; t < T; ++t) {
         const int block = exits[size_t(t)];
-        (e.predictionAt(block, t) == e.predictionAt(L, t) ? agrees : differs)->addData(t, block);
+        (e.predictionAt(block, t) == e.predictionAt(L, t) ? agrees : differs)->addData(t, block - 1);
     }
     const ThemeColors colors = themeColors(m_spec.theme);
     agrees->setName(tr("stops: the whole model's prediction"));
@@ -196,15 +191,11 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     } else {
         x->setLabel(tr("position"));
     }
-    x->setRange(-0.5, T - 0.5);
-    y->setRange(0.5, L + 0.5);
     auto blockTicks = QSharedPointer<QCPAxisTickerText>::create();
     for (int block = 1; block <= L; block += std::max(1, L / 12))
-        blockTicks->addTick(block, QString::number(block));
+        blockTicks->addTick(block - 1, QString::number(block));
     y->setTicker(blockTicks);
     y->setLabel(tr("after block"));
-    x->grid()->setVisible(false);
-    y->grid()->setVisible(false);
     // The marks are named in the caption: a legend row would squeeze the map on a projector.
     setPanelTitle(rect, tr("Where each token stops"));
 }
