@@ -35,10 +35,12 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.key = "recurrence/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + std::to_string(head)
         + identity(entry->tensor) + paddingKey(c.padding);
     r.pinned = {c.model->wte, entry->tensor};
-    r.run = [model = c.model, trace = c.trace, layer, head, query = spec.query, radius, padding = c.padding](
-                const std::atomic<bool> &cancel) {
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.run = [model = c.model, trace = c.trace, layer, head, query = spec.query, radius, padding = c.padding,
+                progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<RecurrenceAnalysis>([&](RecurrenceAnalysis &result) {
-            result.comparison = compareRecurrence(*model, *trace, layer, head, query, radius, padding, &cancel);
+            result.comparison
+                = compareRecurrence(*model, *trace, layer, head, query, radius, padding, &cancel, progress.get());
         });
     };
     return r;

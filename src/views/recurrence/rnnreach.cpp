@@ -3,6 +3,7 @@
 #include "engine/attentiontrace.h"
 #include "model/blockrecipe.h"
 #include "util/error.h"
+#include "view/viewanalysis.h"
 
 #include <Eigen/QR>
 #include <Eigen/SVD>
@@ -36,7 +37,8 @@ RnnWeights drawRnn(int width, double radius, uint64_t seed)
     return w;
 }
 
-RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, const std::atomic<bool> *cancel)
+RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, const std::atomic<bool> *cancel,
+    AnalysisProgress *progress)
 {
     const RnnMatrix &W = weights.recurrent, &U = weights.input;
     const int T = int(x.rows()), d = int(x.cols()), n = int(W.rows());
@@ -70,9 +72,15 @@ RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, cons
     const double log10U = std::log10(U.norm()), log10Radius = std::log10(r.radius);
     RnnMatrix p = slope.row(query).asDiagonal();
     double scale = 0;
+    if (progress) {
+        progress->done = 0;
+        progress->total = query + 1;
+    }
     for (int j = query; j >= 0; --j) {
         if (cancel && cancel->load())
             throw Error("cancelled");
+        if (progress)
+            progress->done = query - j;
         if (j < query)
             p = (p * W) * slope.row(j).asDiagonal();
         const double largest = p.cwiseAbs().maxCoeff();
@@ -87,11 +95,13 @@ RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, cons
         r.log10Reach[j] = scale + 0.5 * std::log10(((p * gram).array() * p.array()).sum());
         r.log10Bound[j] = (query - j) * log10Radius + log10U;
     }
+    if (progress)
+        progress->done = query + 1;
     return r;
 }
 
 RecurrenceComparison compareRecurrence(const Model &model, const Trace &trace, int layer, int head, int query,
-    double radius, const std::vector<int> &padding, const std::atomic<bool> *cancel)
+    double radius, const std::vector<int> &padding, const std::atomic<bool> *cancel, AnalysisProgress *progress)
 {
     if (model.config.isEncoderDecoder())
         throw Error("the RNN is set beside one stack of blocks, and this model has two (an encoder–decoder)");
@@ -108,7 +118,7 @@ RecurrenceComparison compareRecurrence(const Model &model, const Trace &trace, i
     const RnnMatrix inputs = x.matrix().cast<double>();
     const int T = int(inputs.rows()), d = int(inputs.cols());
     const int i = query < 0 ? T - 1 : query;
-    c.rnn = rnnReach(drawRnn(d, radius), inputs, i, cancel);
+    c.rnn = rnnReach(drawRnn(d, radius), inputs, i, cancel, progress);
     const std::optional<LayerAttention> attention = LayerAttention::find(&model, padding, trace, {}, layer);
     if (!attention)
         throw Error(names::attentionTensor({}, layer, "probs") + " is not in this run");

@@ -20,6 +20,8 @@
 // ρ near 1 (which LSTMs' gates do by other means). The path stays i − j steps long either way.
 namespace atlas {
 
+struct AnalysisProgress;
+
 using RnnMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // The RNN's weights: W [n, n] and U [n, d].
@@ -47,8 +49,10 @@ struct RnnReach
 };
 
 // Runs the RNN over x [T, d] and follows h_`query` back to every x_j. Throws atlas::Error for weights of the wrong
-// shape, a query outside 0..T−1, or when `cancel` is set. Work: 2·n³ multiply–adds per token back from the query.
-RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, const std::atomic<bool> *cancel = nullptr);
+// shape, a query outside 0..T−1, or when `cancel` is set. Work: 2·n³ multiply–adds per token back from the query;
+// `progress`, when given, counts those tokens.
+RnnReach rnnReach(const RnnWeights &weights, const RnnMatrix &x, int query, const std::atomic<bool> *cancel = nullptr,
+    AnalysisProgress *progress = nullptr);
 
 // The view's whole analysis: the RNN run on block `layer`'s attention input, beside head `head` of that block.
 struct RecurrenceComparison
@@ -68,6 +72,7 @@ struct RecurrenceComparison
 // not hold, a model with two stacks, or a ρ or query out of range.
 inline constexpr double kMaxRnnRadius = 4.0;
 RecurrenceComparison compareRecurrence(const Model &model, const Trace &trace, int layer, int head, int query,
-    double radius, const std::vector<int> &padding = {}, const std::atomic<bool> *cancel = nullptr);
+    double radius, const std::vector<int> &padding = {}, const std::atomic<bool> *cancel = nullptr,
+    AnalysisProgress *progress = nullptr);
 
 } // namespace atlas

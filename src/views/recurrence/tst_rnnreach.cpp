@@ -8,6 +8,7 @@
 #include "testbundle.h"
 #include "trace/names.h"
 #include "util/error.h"
+#include "view/viewanalysis.h"
 
 #include <QTest>
 
@@ -80,7 +81,10 @@ private slots:
     {
         const RnnWeights w = drawRnn(16, 0.3);
         const RnnMatrix x = RnnMatrix::Zero(3000, 16);
-        const RnnReach r = rnnReach(w, x, 2999);
+        AnalysisProgress progress;
+        const RnnReach r = rnnReach(w, x, 2999, nullptr, &progress);
+        QCOMPARE(progress.total.load(), 3000); // one step a token back from row i, each counted
+        QCOMPARE(progress.done.load(), 3000);
         for (int j : {2999, 2000, 500, 0}) {
             QVERIFY(std::isfinite(r.log10Reach[j]));
             QVERIFY2(std::abs(r.log10Reach[j] - r.log10Bound[j]) < 1e-8 * (1 + 2999 - j),
