@@ -4,6 +4,7 @@
 #include <QCoreApplication>
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -39,6 +40,17 @@ int main(int argc, char **argv)
         for (const auto &[name, main] : tests)
             std::fprintf(stderr, " %s", name.c_str());
         std::fprintf(stderr, "\n");
+        return 2;
+    }
+    // The tests name what they read relative to the source tree (tests/CMakeLists.txt says why): it is the working
+    // directory, wherever the bundle is started from.
+    std::error_code error;
+    const std::filesystem::path bundle = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error)
+        std::filesystem::current_path(bundle.parent_path() / ATLAS_SOURCE_FROM_BUNDLE, error);
+    if (error) {
+        std::fprintf(stderr, "%s: cannot enter the source tree (%s from the bundle): %s\n", argv[0],
+            ATLAS_SOURCE_FROM_BUNDLE, error.message().c_str());
         return 2;
     }
     // The test's own name, as its own executable had: its settings and temporary files are its own, apart from the
