@@ -5,7 +5,9 @@
 // The suite's test files are compiled together into a few executables, one per kind of test (the core's, the app's),
 // each a bundle that runs the test named by its first argument: `atlas_core_tests tst_npy -v2` runs tst_npy.cpp as
 // its own executable did. Compiling the files together is what makes the suite's build cheap (they share the headers'
-// code, and one link replaces eighty); ctest runs each test in its own process as before.
+// code, and one link replaces eighty); ctest runs each test in its own process as before. A bundle runs in the
+// source tree, wherever it is started from: a test names what it reads relative to it (ATLAS_TEST_DATA "/gpt2_tiny",
+// ATLAS_SOURCE_DIR "/lessons", ATLAS_BINARY), so that no compile holds a clone's own path (tests/CMakeLists.txt).
 //
 // Every test file includes this header and ends in Qt Test's QTEST_MAIN, QTEST_GUILESS_MAIN or QTEST_APPLESS_MAIN.
 // All three expand Qt's QTEST_MAIN_WRAPPER, which defines `main`; here it defines the file's entry in the bundle

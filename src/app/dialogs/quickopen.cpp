@@ -1,5 +1,6 @@
 #include "dialogs/quickopen.h"
 
+#include <QCoreApplication>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
