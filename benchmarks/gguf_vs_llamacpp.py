@@ -2,7 +2,7 @@
 """Issue 60's benchmark: this program against llama.cpp on the same GGUF files, the same machine and 2 threads.
 
     /usr/bin/python3 benchmarks/gguf_vs_llamacpp.py --scratch DIR --npm DIR [--shapes 0.5b,1.5b,4b] [--kinds Q8_0,Q4_K_M]
-        [--repeat 3] [--lengths 128,512] [--attention-trace on-demand|auto]
+        [--repeat 3] [--lengths 128,512] [--attention-trace on-demand|auto] [--generate [--baseline BINARY]]
 
 DIR_npm is a directory where `npm install node-llama-cpp@3.22.1` was run and `llama.cpp` is the git clone of its
 `llama/gitRelease.bundle` (for gguf-py). For each shape (Qwen2.5-0.5B's and Qwen2.5-1.5B's: layers, width, heads,
@@ -19,6 +19,11 @@ On each quantized file it measures:
   - llama.cpp: prompt processing of the same N tokens in one batch (node-llama-cpp, 2 threads, the context's
     defaults), the median of R runs after one untimed, and the node process's peak memory.
 Prints a Markdown table for docs/benchmarks.md. Run it on a quiet machine.
+
+With --generate it times generation instead, a token at a time after a 32-token prompt: this program's `generate` for
+1 and for 65 steps (the prompt is fed a token at a time, so the difference over 64 is a token's time), llama.cpp's
+greedy generation of 64 tokens after the same prompt (node-llama-cpp, 2 threads); --baseline names another build of
+this program to run beside it, alternately, --repeat rounds of each (Q4_0 joins --kinds' choices).
 """
 import argparse
 import ctypes
@@ -154,6 +159,53 @@ for (const n of lengths) {
 console.log(JSON.stringify(out));
 """
 
+LLAMA_GENERATE_JS = r"""
+import {getLlama} from "node-llama-cpp";
+const [file, steps, vocab] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const llama = await getLlama({gpu: false, build: "never"});
+const model = await llama.loadModel({modelPath: file, gpuLayers: 0});
+const context = await model.createContext({contextSize: 1024, batchSize: 512, threads: 2});
+const sequence = context.getSequence();
+const ids = Array.from({length: 32}, (_, i) => 300 + (i * 7919) % (vocab - 300));
+let n = 0, first = 0;
+for await (const token of sequence.evaluate(ids, {temperature: 0})) {
+    if (n === 0) first = performance.now();
+    if (++n > steps) break;
+}
+console.log(JSON.stringify({per_token_ms: (performance.now() - first) / steps}));
+"""
+
+
+def generation(args, files, env):
+    """Per-token times of this program (and --baseline) and llama.cpp on each file, --repeat rounds alternately."""
+    script = os.path.join(args.npm, "gguf_generate.mjs")
+    with open(script, "w") as f:
+        f.write(LLAMA_GENERATE_JS)
+    binaries = [("this", args.binary)] + ([("baseline", args.baseline)] if args.baseline else [])
+    times = {}
+    for _ in range(args.repeat):
+        for label, path, vocab in files:
+            prompt = ",".join(str(t) for t in token_ids(32, vocab))
+            for who, binary in binaries:
+                seconds = [timed([binary, "generate", "--model", path, "--tokens", prompt, "--steps", str(steps)])[0]
+                           for steps in (1, 65)]
+                times.setdefault((label, who), []).append((seconds[1] - seconds[0]) / 64 * 1000)
+            child = subprocess.run(["node", script, path, "64", str(vocab)], cwd=args.npm, capture_output=True,
+                                   text=True, env=env)
+            if child.returncode != 0:
+                raise SystemExit(child.stderr)
+            times.setdefault((label, "llama.cpp"), []).append(
+                json.loads(child.stdout.strip().splitlines()[-1])["per_token_ms"])
+    whos = [who for who, _ in binaries] + ["llama.cpp"]
+    print("| file | " + " | ".join(f"{who}: per token, median (range)" for who in whos) + " |")
+    print("| --- |" + " --- |" * len(whos))
+    for label, _, _ in files:
+        cells = []
+        for who in whos:
+            t = sorted(times[(label, who)])
+            cells.append(f"{statistics.median(t):.1f} ms ({t[0]:.1f}–{t[-1]:.1f})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -168,6 +220,8 @@ def main():
     # (whole matrices and every position's logits where they fit: at 512 tokens).
     parser.add_argument("--attention-trace", default="on-demand")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "src", "transformer-atlas"))
+    parser.add_argument("--generate", action="store_true")
+    parser.add_argument("--baseline")  # with --generate: another build of this program, timed beside --binary
     args = parser.parse_args()
     lib_dir = os.path.join(args.npm, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
     os.makedirs(args.scratch, exist_ok=True)
@@ -175,19 +229,22 @@ def main():
     with open(script, "w") as f:
         f.write(LLAMA_JS)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="2", OMP_NUM_THREADS="2")
-    rows = []
+    rows, files = [], []
     for shape in args.shapes.split(","):
         architecture = ARCHITECTURES.get(shape, "qwen2")
         vocab = SHAPES[shape][5]
         f16 = os.path.join(args.scratch, f"{architecture}-{shape}-f16.gguf")
         if not os.path.exists(f16):
             write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"), architecture)
-        for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15)):
+        for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15), ("Q4_0", 2)):
             if kind not in args.kinds.split(","):
                 continue
             path = os.path.join(args.scratch, f"{architecture}-{shape}-{kind.lower()}.gguf")
             if not os.path.exists(path):
                 quantize(lib_dir, f16, path, ftype)
+            if args.generate:
+                files.append((f"{LABELS[shape]} {kind} ({os.path.getsize(path) / 2**30:.2f} GiB)", path, vocab))
+                continue
             spec = os.path.join(args.scratch, "spec.json")
             with open(spec, "w") as f:
                 json.dump({"view": "attention", "model": path, "tokens": token_ids(128, vocab),
@@ -211,6 +268,8 @@ def main():
             their_peak = int(child.stderr.strip().splitlines()[-1]) / 1024 / 1024
             rows.append((shape, kind, os.path.getsize(path) / 2**30, first_view, peak, ours, theirs, their_peak))
             print(rows[-1], flush=True)
+    if args.generate:
+        return generation(args, files, env)
     lengths = args.lengths.split(",")
     print("| shape | file | size | first attention view (cold) | traced forward " + " / ".join(lengths)
           + " (this program; its peak memory) | llama.cpp prompt processing " + " / ".join(lengths)

@@ -59,6 +59,14 @@ double ggmlBitsPerWeight(GgmlType type);
 
 // Decodes `n` elements (a whole number of blocks) of `type` from `src` into `dst`. `src` may have any alignment.
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst);
+// The product of one vector with rows of `type`, each decoded a little at a time in the core's cache, never whole:
+// out[r] = Σ_j x[j] · w(r, j) for the `count` rows of `columns` elements stored back to back at `rows` (out[r] += it
+// when accumulating). Each w(r, j) is the value dequantizeGgml gives; the sum runs in 64 lanes of fused multiply-adds,
+// added pairwise at the end, the same order on every machine. False, with nothing computed, for a type without such a
+// product (then decode and multiply).
+bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_t columns, const float *x, float *out,
+    bool accumulate);
+
 // What one block of a type holds besides its levels, for showing it: the formula that reads a weight back, and each
 // sub-block's scale (and, for types with one, its minimum, subtracted), `subBlock` weights each. Empty scales for a
 // type whose scales are not decoded here (the unquantized types, Q2_K, Q3_K, IQ4_XS, MXFP4).

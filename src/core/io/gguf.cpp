@@ -579,7 +579,9 @@ Tensor GgufFile::packedTensor(const std::string &name) const
     return Tensor::packed(std::make_shared<const PackedRows>(
         rows, columns, rowBytes, t.name,
         [type](const unsigned char *encoded, int64_t n, float *out) { dequantizeGgml(type, encoded, n, out); },
-        std::vector<unsigned char>(src, src + size_t(rows) * rowBytes)));
+        std::vector<unsigned char>(src, src + size_t(rows) * rowBytes),
+        [type](const unsigned char *encoded, int64_t count, int64_t columns, const float *x, float *out,
+            bool accumulate) { return dotGgmlRows(type, encoded, count, columns, x, out, accumulate); }));
 }
 
 } // namespace atlas

@@ -7,16 +7,18 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace atlas {
 
 PackedRows::PackedRows(int64_t rows, int64_t columns, size_t rowBytes, std::string encoding, Decoder decode,
-    std::vector<unsigned char> encoded)
+    std::vector<unsigned char> encoded, RowDot dot)
     : m_rows(rows)
     , m_columns(columns)
     , m_rowBytes(rowBytes)
     , m_encoding(std::move(encoding))
     , m_decode(std::move(decode))
+    , m_dot(std::move(dot))
     , m_bytes(std::make_shared<const std::vector<unsigned char>>(std::move(encoded)))
 {
     if (rows < 0 || columns < 0 || m_bytes->size() != size_t(rows) * rowBytes)
@@ -30,6 +32,7 @@ PackedRows::PackedRows(const PackedRows &whole, int64_t first, int64_t count)
     , m_rowBytes(whole.m_rowBytes)
     , m_encoding(whole.m_encoding)
     , m_decode(whole.m_decode)
+    , m_dot(whole.m_dot)
     , m_bytes(whole.m_bytes)
     , m_offset(whole.m_offset + size_t(first) * whole.m_rowBytes)
 {
@@ -47,6 +50,12 @@ void PackedRows::decodeRows(int64_t first, int64_t count, float *out) const
     checkRows(first, count);
     if (count > 0)
         m_decode(row(first), count * m_columns, out);
+}
+
+bool PackedRows::dotRows(int64_t first, int64_t count, const float *x, float *out, bool accumulate) const
+{
+    checkRows(first, count);
+    return m_dot && m_transposedStacks == 0 && m_dot(row(first), count, m_columns, x, out + first, accumulate);
 }
 
 void PackedRows::decodeAll(float *out) const
@@ -100,7 +109,7 @@ std::shared_ptr<const PackedRows> PackedRows::interleaved(const PackedRows &a, c
         std::copy_n(b.row(r), b.m_rowBytes, both.data() + size_t(2 * r + 1) * a.m_rowBytes);
     }
     return std::make_shared<const PackedRows>(
-        2 * a.m_rows, a.m_columns, a.m_rowBytes, a.m_encoding, a.m_decode, std::move(both));
+        2 * a.m_rows, a.m_columns, a.m_rowBytes, a.m_encoding, a.m_decode, std::move(both), a.m_dot);
 }
 
 std::shared_ptr<const PackedRows> PackedRows::reordered(const std::vector<int64_t> &sourceRow) const
@@ -115,7 +124,8 @@ std::shared_ptr<const PackedRows> PackedRows::reordered(const std::vector<int64_
             throw Error("packed rows: row " + std::to_string(from) + " outside the " + std::to_string(m_rows));
         std::copy_n(row(from), m_rowBytes, moved.data() + size_t(r) * m_rowBytes);
     }
-    return std::make_shared<const PackedRows>(m_rows, m_columns, m_rowBytes, m_encoding, m_decode, std::move(moved));
+    return std::make_shared<const PackedRows>(
+        m_rows, m_columns, m_rowBytes, m_encoding, m_decode, std::move(moved), m_dot);
 }
 
 std::shared_ptr<const PackedRows> PackedRows::rowRange(int64_t first, int64_t count) const
@@ -126,8 +136,10 @@ std::shared_ptr<const PackedRows> PackedRows::rowRange(int64_t first, int64_t co
 
 namespace {
 
-// A few rows of x (the generator's one new token): tiles of W of 256 KiB decoded, each multiplied while it is still in
-// the core's cache; the 4 MiB tiles of longer inputs would go out to memory and back for every token. The threads
+// A few rows of x (the generator's one new token). One row is multiplied by W's RowDot where its encoding has one, W
+// never written out decoded (a token of a Qwen2.5-0.5B-shaped Q8_0 file: 64 ms against 85 ms; docs/benchmarks.md);
+// otherwise tiles of W of 256 KiB are decoded, each multiplied while it is still in the core's cache (the 4 MiB tiles
+// of longer inputs would go out to memory and back for every token). The threads
 // take tiles in turn (parallelForPieces): each element of out is one tile's product, whoever computes it.
 void fewRowsProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate)
 {
@@ -135,11 +147,15 @@ void fewRowsProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool a
     const int64_t tileRows = std::clamp<int64_t>((int64_t(1) << 16) / std::max<int64_t>(1, I), 1, O);
     const int64_t tiles = (O + tileRows - 1) / tileRows;
     parallelForPieces(tiles, 4, [&](int64_t begin, int64_t end) {
-        ScratchFloats weights(tileRows * I); // every value decoded before use
+        std::optional<ScratchFloats> weights; // every value decoded before use
         for (int64_t tile = begin; tile < end; ++tile) {
             const int64_t first = tile * tileRows, rows = std::min(tileRows, O - first);
-            w.decodeRows(first, rows, weights.data());
-            const ConstMatrixMap tileWeights(weights.data(), rows, I);
+            if (x.rows() == 1 && w.dotRows(first, rows, x.data(), out.data(), accumulate))
+                continue;
+            if (!weights)
+                weights.emplace(tileRows * I);
+            w.decodeRows(first, rows, weights->data());
+            const ConstMatrixMap tileWeights(weights->data(), rows, I);
             if (accumulate)
                 out.middleCols(first, rows).noalias() += x * tileWeights.transpose();
             else

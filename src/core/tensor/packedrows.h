@@ -21,11 +21,15 @@ class PackedRows
 public:
     // Decodes `elements` values, a whole number of rows, from the encoded bytes at `encoded`.
     using Decoder = std::function<void(const unsigned char *encoded, int64_t elements, float *out)>;
+    // The product of one vector with `count` encoded rows, decoded a little at a time: out[r] = x · row r, or out[r] +=
+    // it when accumulating (dotGgmlRows). False, with nothing computed, where the encoding has no such product.
+    using RowDot = std::function<bool(
+        const unsigned char *encoded, int64_t count, int64_t columns, const float *x, float *out, bool accumulate)>;
 
     // `rows` rows of `columns` values, each `rowBytes` bytes long; `encoded` holds them back to back. `encoding` names
-    // them for people ("Q4_K").
+    // them for people ("Q4_K"). `dot`, when given, multiplies a few vectors by the rows without decoding them whole.
     PackedRows(int64_t rows, int64_t columns, size_t rowBytes, std::string encoding, Decoder decode,
-        std::vector<unsigned char> encoded);
+        std::vector<unsigned char> encoded, RowDot dot = {});
 
     int64_t rows() const { return m_rows; }
     int64_t columns() const { return m_columns; }
@@ -36,6 +40,8 @@ public:
 
     // Rows [first, first + count) decoded into out (count × columns values).
     void decodeRows(int64_t first, int64_t count, float *out) const;
+    // The RowDot product of rows [first, first + count) with x into out[first …]; false where the encoding has none.
+    bool dotRows(int64_t first, int64_t count, const float *x, float *out, bool accumulate) const;
     // The whole matrix decoded, once, and kept while any copy of this matrix lives (thread-safe).
     const FloatBuffer &decoded() const;
 
@@ -63,6 +69,7 @@ private:
     size_t m_rowBytes = 0;
     std::string m_encoding;
     Decoder m_decode;
+    RowDot m_dot;
     std::shared_ptr<const std::vector<unsigned char>> m_bytes;
     size_t m_offset = 0;
     int64_t m_transposedStacks = 0;
@@ -74,7 +81,8 @@ private:
 // layout): tiles of W's rows are decoded and multiplied on each core in turn (matrixProduct), so no more than a tile
 // per core is ever decoded. Each element of out is summed in the same order whatever the number of cores. Up to
 // kFewRows rows of x (the cached generator's tokens) take small tiles that stay in the core's cache, multiplied by
-// Eigen's product rather than the BLAS's: the same values to float32 rounding, summed in another order.
+// Eigen's product rather than the BLAS's, and one row (a new token) W's RowDot where its encoding has one: the same
+// values to float32 rounding, summed in another order.
 constexpr int64_t kFewRows = 4;
 void packedWeightProduct(MatrixMap out, ConstMatrixMap x, const PackedRows &w, bool accumulate = false);
 
