@@ -4,6 +4,7 @@
 #include "tensortesting.h"
 #include "testbundle.h"
 #include "tokenize/huggingfacetokenizer.h"
+#include "tokenize/llamacppunigram.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -33,6 +34,7 @@ private slots:
     void aGgufModelHasItsTokenizer();
     void refusesATokenizerItDoesNotRead();
     void refusesABrokenCharsmap();
+    void refusesACharsmapThatGrowsTextPastItsBound();
 };
 
 void TestGgufTokenizers::encodesAsLlamaCpp_data()
@@ -176,6 +178,44 @@ void TestGgufTokenizers::refusesABrokenCharsmap()
     refused("header", map + 3, 1, '\x7f', "its header gives");
     refused("nodes", map + 4, arrayBytes, '\xff', "a node points to node");
     refused("unterminated", map + 4 + arrayBytes, bytes - 4 - arrayBytes, 'x', "the replacement at");
+}
+
+// A charsmap made by hand that rewrites 'a' as forty 'x's: one double-array node for 'a' (its byte, a leaf, BASE 1),
+// whose value node (97 XOR 1) gives replacement 0. Text may grow 16-fold plus 1024 bytes: 20 'a's (800 bytes, under
+// 1344) are normalized and tokenized; 100 (4000 bytes, past 2624) are refused, naming the file and the key.
+void TestGgufTokenizers::refusesACharsmapThatGrowsTextPastItsBound()
+{
+    std::vector<uint32_t> nodes(98, 0);
+    nodes[97] = uint32_t('a') | 1u << 8 | 1u << 10;
+    nodes[96] = 1u << 31;
+    const auto littleEndian = [](std::string &to, uint32_t v) {
+        for (int shift = 0; shift < 32; shift += 8)
+            to += char((v >> shift) & 0xFF);
+    };
+    std::string charsmap;
+    littleEndian(charsmap, uint32_t(4 * nodes.size()));
+    for (const uint32_t n : nodes)
+        littleEndian(charsmap, n);
+    charsmap += std::string(40, 'x') + '\0';
+    LlamaCppUnigramVocabulary vocabulary;
+    vocabulary.file = "grows.gguf";
+    vocabulary.tokens = {"<pad>", "</s>", "<unk>", "x", "xx", "xxxx"};
+    vocabulary.scores = {0, 0, 0, -3, -2, -1};
+    vocabulary.types = {3, 3, 2, 1, 1, 1}; // control, control, unknown, normal
+    vocabulary.charsmap = charsmap;
+    const auto model = makeLlamaCppUnigram(std::move(vocabulary));
+    std::vector<int> ids;
+    model->tokenize(std::string(20, 'a'), ids);
+    QCOMPARE(ids, std::vector<int>(200, 5)); // 800 'x's as "xxxx"
+    try {
+        ids.clear();
+        model->tokenize(std::string(100, 'a'), ids);
+        QFAIL("a text grown 40-fold was accepted");
+    } catch (const Error &e) {
+        QVERIFY2(QString(e.what()).startsWith("grows.gguf: metadata key 'tokenizer.ggml.precompiled_charsmap': its "
+                                              "replacements grow a text of 100 bytes past 2624 bytes"),
+            e.what());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGgufTokenizers)

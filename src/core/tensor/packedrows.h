@@ -27,7 +27,7 @@ public:
         const unsigned char *encoded, int64_t count, int64_t columns, const float *x, float *out, bool accumulate)>;
 
     // `rows` rows of `columns` values, each `rowBytes` bytes long; `encoded` holds them back to back. `encoding` names
-    // them for people ("Q4_K"). `dot`, when given, multiplies a few vectors by the rows without decoding them whole.
+    // them for people ("Q4_K"). `dot`, when given, multiplies a vector by the rows without decoding them whole.
     PackedRows(int64_t rows, int64_t columns, size_t rowBytes, std::string encoding, Decoder decode,
         std::vector<unsigned char> encoded, RowDot dot = {});
 
