@@ -378,7 +378,7 @@ template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int6
 #endif
 }
 
-// dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: 32-element blocks decoded two at a time and multiplied
+// dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: 32-element blocks decoded one at a time and multiplied
 // at once (ByBlock), the K-quants' a stretch of a row at a time into a buffer that stays in the core's cache (inlined
 // into this loop, their decoders were left scalar by GCC 12), then multiplied into 64 lanes.
 template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes, bool ByBlock = false>
@@ -393,17 +393,11 @@ void dotRows(const unsigned char *rows, int64_t count, int64_t columns, const fl
         const unsigned char *row = rows + r * rowBytes;
         alignas(64) float lanes[kLanes] = {};
         if constexpr (ByBlock) {
-            int64_t at = 0;
-            for (; at + 64 <= columns; at += 64) {
+            for (int64_t at = 0; at < columns; at += 32) { // blocks in turn into the lanes' two halves
                 Decode(row + at / 32 * Bytes, w);
-                Decode(row + (at / 32 + 1) * Bytes, w + 32);
-                for (int k = 0; k < 64; ++k)
-                    lanes[k] = std::fma(x[at + k], w[k], lanes[k]);
-            }
-            if (at < columns) { // an odd block
-                Decode(row + at / 32 * Bytes, w);
+                float *half = lanes + at / 32 % 2 * 32;
                 for (int k = 0; k < 32; ++k)
-                    lanes[k] = std::fma(x[at + k], w[k], lanes[k]);
+                    half[k] = std::fma(x[at + k], w[k], half[k]);
             }
         } else {
             for (int64_t at = 0; at < columns; at += kStretch) {
