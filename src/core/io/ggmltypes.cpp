@@ -57,31 +57,31 @@ int nibble(const unsigned char *qs, int j)
 // code an integer, converted exactly, then one rounded product (and for a type with a minimum, one rounded sum).
 #ifdef __AVX2__
 // A 32-element block of 4-bit codes, elements 0–15 the low and 16–31 the high nibbles of its 16 bytes: each code with
-// its fifth bit (0 or 16, for elements 0–7, 8–15, 16–23 and 24–31) added and `offset` subtracted, times d, into y.
-[[gnu::always_inline]] inline void nibbleBlock(const unsigned char *qs, __m256i fifth0, __m256i fifth8, __m256i fifth16,
-    __m256i fifth24, int offset, float d, float *y)
+// its fifth bit (byte e of `fifth`: 0 or 16) added and `offset` subtracted, times d, into y.
+[[gnu::always_inline]] inline void nibbleBlock(const unsigned char *qs, __m256i fifth, int offset, float d, float *y)
 {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
     const __m128i mask = _mm_set1_epi8(0x0F);
-    const __m128i low = _mm_and_si128(bytes, mask), high = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
-    const __m256i off = _mm256_set1_epi32(offset);
+    const __m256i codes = _mm256_sub_epi8(
+        _mm256_or_si256(
+            _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), _mm_and_si128(bytes, mask)), fifth),
+        _mm256_set1_epi8(char(offset)));
     const __m256 scale = _mm256_set1_ps(d);
-    const auto store = [&](__m128i eight, __m256i fifth, float *to) {
-        const __m256i q = _mm256_sub_epi32(_mm256_or_si256(_mm256_cvtepu8_epi32(eight), fifth), off);
-        _mm256_storeu_ps(to, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(q)));
-    };
-    store(low, fifth0, y);
-    store(_mm_srli_si128(low, 8), fifth8, y + 8);
-    store(high, fifth16, y + 16);
-    store(_mm_srli_si128(high, 8), fifth24, y + 24);
+    const __m128i halves[2] = {_mm256_castsi256_si128(codes), _mm256_extracti128_si256(codes, 1)};
+    for (int eight = 0; eight < 4; ++eight) {
+        const __m128i from = eight % 2 ? _mm_srli_si128(halves[eight / 2], 8) : halves[eight / 2];
+        _mm256_storeu_ps(y + 8 * eight, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(from))));
+    }
 }
 
-// Bits [first, first + 8) of qh, each as 16 or 0 in a lane.
-[[gnu::always_inline]] inline __m256i fifthBits(uint32_t qh, int first)
+// The 32 bits of qh, bit e as 16 or 0 in byte e.
+[[gnu::always_inline]] inline __m256i fifthBits(uint32_t qh)
 {
-    const __m256i shifts = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i bits = _mm256_srlv_epi32(_mm256_set1_epi32(int(qh >> first)), shifts);
-    return _mm256_slli_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(1)), 4);
+    const __m256i byteOfBit = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+        3, 3, 3, 3, 3, 3, 3, 3); // in each 128-bit lane, from that lane's copy of qh
+    const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int(qh)), byteOfBit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit), _mm256_set1_epi8(16));
 }
 #endif
 
@@ -90,8 +90,7 @@ int nibble(const unsigned char *qs, int j)
     const float d = half(b);
     const unsigned char *qs = b + 2;
 #ifdef __AVX2__
-    const __m256i none = _mm256_setzero_si256();
-    nibbleBlock(qs, none, none, none, none, 8, d, y);
+    nibbleBlock(qs, _mm256_setzero_si256(), 8, d, y);
 #else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float((qs[j] & 0x0F) - 8);
@@ -123,7 +122,7 @@ uint32_t u32(const unsigned char *p)
     const uint32_t qh = u32(b + 2);
     const unsigned char *qs = b + 6;
 #ifdef __AVX2__
-    nibbleBlock(qs, fifthBits(qh, 0), fifthBits(qh, 8), fifthBits(qh, 16), fifthBits(qh, 24), 16, d, y);
+    nibbleBlock(qs, fifthBits(qh), 16, d, y);
 #else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float(((qs[j] & 0x0F) | int((qh >> j) & 1) << 4) - 16);
@@ -179,7 +178,43 @@ void q3_k(const unsigned char *b, float *y)
     }
 }
 
+#ifdef __AVX2__
+// Sixteen byte codes as floats into y: scale · (code − offset), then minus min where the type has one.
+template <bool Minimum>
+[[gnu::always_inline]] inline void sixteenCodes(__m128i codes, int offset, float scale, float min, float *y)
+{
+    const __m256i off = _mm256_set1_epi32(offset);
+    const __m256 s = _mm256_set1_ps(scale);
+    for (int eight = 0; eight < 2; ++eight) {
+        const __m128i from = eight ? _mm_srli_si128(codes, 8) : codes;
+        __m256 v = _mm256_mul_ps(s, _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepu8_epi32(from), off)));
+        if constexpr (Minimum)
+            v = _mm256_sub_ps(v, _mm256_set1_ps(min));
+        _mm256_storeu_ps(y + 8 * eight, v);
+    }
+}
+
+// Bits [shift, shift + width) of each of 32 bytes, moved up to bit 4 (the K-quants' high bits of a code).
+[[gnu::always_inline]] inline __m256i highBits(__m256i bytes, int shift, int width)
+{
+    const __m256i field = _mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift));
+    return _mm256_slli_epi16(_mm256_and_si256(field, _mm256_set1_epi8(char((1 << width) - 1))), 4);
+}
+
+// The low (shift 0) or high (shift 4) nibbles of 32 bytes.
+[[gnu::always_inline]] inline __m256i nibbles(__m256i bytes, int shift)
+{
+    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8(0x0F));
+}
+
+[[gnu::always_inline]] inline __m256i load32(const unsigned char *p)
+{
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+}
+#endif
+
 // Q4_K and Q5_K: 8 sub-blocks of 32; sub-block j reads nibble j % 2 of bytes 32·(j / 2) … and, in Q5_K, bit j of qh.
+// GCC 12 leaves the scalar loops scalar where they are inlined into the row product, hence AVX2 (the same values).
 template <bool fifthBit>
 [[gnu::always_inline]] inline void q45_k(const unsigned char *__restrict b, float *__restrict y)
 {
@@ -189,12 +224,20 @@ template <bool fifthBit>
         int scale, min;
         scaleAndMin(scales, j, scale, min);
         const float dl = d * float(scale), ml = dmin * float(min);
+#ifdef __AVX2__
+        __m256i q = nibbles(load32(qs + 32 * (j / 2)), 4 * (j % 2));
+        if constexpr (fifthBit)
+            q = _mm256_or_si256(q, highBits(load32(qh), j, 1));
+        sixteenCodes<true>(_mm256_castsi256_si128(q), 0, dl, ml, y + 32 * j);
+        sixteenCodes<true>(_mm256_extracti128_si256(q, 1), 0, dl, ml, y + 32 * j + 16);
+#else
         for (int l = 0; l < 32; ++l) {
             int q = (qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0F;
             if (fifthBit)
                 q |= ((qh[l] >> j) & 1) << 4;
             y[32 * j + l] = dl * float(q) - ml;
         }
+#endif
     }
 }
 
@@ -215,7 +258,14 @@ template <bool fifthBit>
     const float d = half(b + 208);
     // element e = 128·h + 32·k + l, its scale scales[e / 16]: ggml's (d · scale) · q
     for (int h = 0; h < 2; ++h)
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < 4; ++k) {
+#ifdef __AVX2__
+            const __m256i low = nibbles(load32(ql + 64 * h + 32 * (k % 2)), 4 * (k / 2));
+            const __m256i q = _mm256_or_si256(low, highBits(load32(qh + 32 * h), 2 * k, 2));
+            float *to = y + 128 * h + 32 * k;
+            sixteenCodes<false>(_mm256_castsi256_si128(q), 32, d * float(scales[8 * h + 2 * k]), 0, to);
+            sixteenCodes<false>(_mm256_extracti128_si256(q, 1), 32, d * float(scales[8 * h + 2 * k + 1]), 0, to + 16);
+#else
             for (int sixteen = 0; sixteen < 2; ++sixteen) {
                 const float dl = d * float(scales[8 * h + 2 * k + sixteen]);
                 for (int i = 0; i < 16; ++i) {
@@ -225,6 +275,8 @@ template <bool fifthBit>
                     y[128 * h + 32 * k + l] = dl * float(int8_t(low | high << 4) - 32);
                 }
             }
+#endif
+        }
 }
 
 void iq4_nl(const unsigned char *b, float *y)
@@ -378,33 +430,27 @@ template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int6
 #endif
 }
 
-// dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: 32-element blocks decoded one at a time and multiplied
-// at once (ByBlock), the K-quants' a stretch of a row at a time into a buffer that stays in the core's cache (inlined
-// into this loop, their decoders were left scalar by GCC 12), then multiplied into 64 lanes.
-template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes, bool ByBlock = false>
+// dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: each block decoded into the core's cache and multiplied
+// at once into 64 lanes, element e of a row summed in lane e % 64 (a 32-element block into the lanes' halves in turn).
+template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes>
 void dotRows(const unsigned char *rows, int64_t count, int64_t columns, const float *x, float *out, bool accumulate)
 {
-    constexpr int64_t kStretch = 4096; // 16 KiB of values: a whole number of blocks of every type
     constexpr int kLanes = 64; // enough sums in flight that the multiply-adds do not wait on each other
-    static_assert(kStretch % Elements == 0 && Elements % 32 == 0);
+    static_assert(Elements == 32 || Elements % kLanes == 0);
     const int64_t rowBytes = columns / Elements * Bytes;
-    alignas(64) float w[kStretch];
+    alignas(64) float w[Elements];
     for (int64_t r = 0; r < count; ++r) {
         const unsigned char *row = rows + r * rowBytes;
         alignas(64) float lanes[kLanes] = {};
-        if constexpr (ByBlock) {
-            for (int64_t at = 0; at < columns; at += 32) { // blocks in turn into the lanes' two halves
-                Decode(row + at / 32 * Bytes, w);
+        for (int64_t at = 0; at < columns; at += Elements) {
+            Decode(row + at / Elements * Bytes, w);
+            if constexpr (Elements == 32) {
                 float *half = lanes + at / 32 % 2 * 32;
                 for (int k = 0; k < 32; ++k)
                     half[k] = std::fma(x[at + k], w[k], half[k]);
-            }
-        } else {
-            for (int64_t at = 0; at < columns; at += kStretch) {
-                const int64_t n = std::min(kStretch, columns - at); // a multiple of 256
-                decodeBlocks<Decode, Elements, Bytes>(row + at / Elements * Bytes, n, w);
-                for (int64_t j = 0; j < n; j += 64)
-                    for (int k = 0; k < 64; ++k)
+            } else {
+                for (int64_t j = 0; j < Elements; j += kLanes)
+                    for (int k = 0; k < kLanes; ++k)
                         lanes[k] = std::fma(x[at + j + k], w[j + k], lanes[k]);
             }
         }
@@ -424,13 +470,13 @@ bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_
         return false;
     switch (type) {
     case GgmlType::Q8_0:
-        dotRows<q8_0, 32, 34, true>(rows, count, columns, x, out, accumulate);
+        dotRows<q8_0, 32, 34>(rows, count, columns, x, out, accumulate);
         return true;
     case GgmlType::Q4_0:
-        dotRows<q4_0, 32, 18, true>(rows, count, columns, x, out, accumulate);
+        dotRows<q4_0, 32, 18>(rows, count, columns, x, out, accumulate);
         return true;
     case GgmlType::Q5_0:
-        dotRows<q5_0, 32, 22, true>(rows, count, columns, x, out, accumulate);
+        dotRows<q5_0, 32, 22>(rows, count, columns, x, out, accumulate);
         return true;
     case GgmlType::Q4_K:
         dotRows<q4_k, kQkK, 144>(rows, count, columns, x, out, accumulate);
@@ -442,7 +488,7 @@ bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_
         dotRows<q6_k, kQkK, 210>(rows, count, columns, x, out, accumulate);
         return true;
     case GgmlType::F16:
-        dotRows<f16Block, 32, 64, true>(rows, count, columns, x, out, accumulate);
+        dotRows<f16Block, 32, 64>(rows, count, columns, x, out, accumulate);
         return true;
     default:
         return false;
