@@ -431,28 +431,31 @@ template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int6
 }
 
 // dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: each block decoded into the core's cache and multiplied
-// at once into 64 lanes, element e of a row summed in lane e % 64 (a 32-element block into the lanes' halves in turn).
+// at once into 64 lanes (a 32-element type's two at a time), element e of a row summed in lane e % 64. The lanes are
+// indexed by constants so that they stay in registers.
 template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int64_t Bytes>
 void dotRows(const unsigned char *rows, int64_t count, int64_t columns, const float *x, float *out, bool accumulate)
 {
     constexpr int kLanes = 64; // enough sums in flight that the multiply-adds do not wait on each other
     static_assert(Elements == 32 || Elements % kLanes == 0);
     const int64_t rowBytes = columns / Elements * Bytes;
-    alignas(64) float w[Elements];
+    constexpr int64_t kStep = std::max<int64_t>(Elements, kLanes); // a 32-element type's blocks two at a time
+    alignas(64) float w[kStep];
     for (int64_t r = 0; r < count; ++r) {
         const unsigned char *row = rows + r * rowBytes;
         alignas(64) float lanes[kLanes] = {};
-        for (int64_t at = 0; at < columns; at += Elements) {
+        int64_t at = 0;
+        for (; at + kStep <= columns; at += kStep) {
+            for (int64_t b = 0; b < kStep / Elements; ++b)
+                Decode(row + (at / Elements + b) * Bytes, w + b * Elements);
+            for (int64_t j = 0; j < kStep; j += kLanes)
+                for (int k = 0; k < kLanes; ++k)
+                    lanes[k] = std::fma(x[at + j + k], w[j + k], lanes[k]);
+        }
+        if (at < columns) { // an odd last 32-element block
             Decode(row + at / Elements * Bytes, w);
-            if constexpr (Elements == 32) {
-                float *half = lanes + at / 32 % 2 * 32;
-                for (int k = 0; k < 32; ++k)
-                    half[k] = std::fma(x[at + k], w[k], half[k]);
-            } else {
-                for (int64_t j = 0; j < Elements; j += kLanes)
-                    for (int k = 0; k < kLanes; ++k)
-                        lanes[k] = std::fma(x[at + j + k], w[j + k], lanes[k]);
-            }
+            for (int k = 0; k < 32; ++k)
+                lanes[k] = std::fma(x[at + k], w[k], lanes[k]);
         }
         for (int width = kLanes / 2; width >= 1; width /= 2)
             for (int k = 0; k < width; ++k)
