@@ -34,7 +34,9 @@ int main()
         GgmlType type;
         std::vector<int> scaleOffsets; // the blocks' half-precision scales, set to 2^-15 so no value is huge
     } kinds[] = {{GgmlType::Q8_0, {0}}, {GgmlType::Q4_0, {0}}, {GgmlType::Q5_0, {0}}, {GgmlType::Q4_K, {0, 2}},
-        {GgmlType::Q5_K, {0, 2}}, {GgmlType::Q6_K, {208}}, {GgmlType::F16, {}}};
+        {GgmlType::Q5_K, {0, 2}}, {GgmlType::Q6_K, {208}}, {GgmlType::F16, {}}, {GgmlType::Q2_K, {80, 82}},
+        {GgmlType::Q3_K, {108}}, {GgmlType::Q4_1, {0, 2}}, {GgmlType::Q5_1, {0, 2}}, {GgmlType::IQ4_NL, {0}},
+        {GgmlType::IQ4_XS, {0}}};
     const int64_t columns = 4864, rows = 896, tileRows = 73;
     std::mt19937 random(1);
     for (const Kind &k : kinds) {
@@ -57,9 +59,10 @@ int main()
             v = float(random() % 100) / 100.0f;
         const size_t rowBytes = encoded.size() / size_t(rows);
         double dot = 1e9, decode = 1e9, tiles = 1e9;
+        bool rowProduct = true;
         for (int round = 0; round < 25; ++round) {
             auto start = std::chrono::steady_clock::now();
-            dotGgmlRows(k.type, encoded.data(), rows, columns, x.data(), out.data(), false);
+            rowProduct = dotGgmlRows(k.type, encoded.data(), rows, columns, x.data(), out.data(), false);
             dot = std::min(dot, milliseconds(start));
             start = std::chrono::steady_clock::now();
             for (int64_t r = 0; r < rows; r += tileRows) {
@@ -76,7 +79,10 @@ int main()
             }
             tiles = std::min(tiles, milliseconds(start));
         }
-        std::printf("%-5s dotGgmlRows %.2f ms   decoding alone %.2f ms   decoded tiles times Eigen %.2f ms\n",
-            info.name, dot, decode, tiles);
+        char product[32] = "(none)";
+        if (rowProduct)
+            std::snprintf(product, sizeof product, "%.2f ms", dot);
+        std::printf("%-6s dotGgmlRows %-7s   decoding alone %.2f ms   decoded tiles times Eigen %.2f ms\n", info.name,
+            product, decode, tiles);
     }
 }

@@ -149,35 +149,6 @@ void q5_1(const unsigned char *__restrict b, float *__restrict y)
         y[j] = float(int8_t(b[2 + j])) * d;
 }
 
-// A K-quant's element e = 128·h + 32·k + l (h the half, k the pair of bits, l < 32) reads 2 bits of byte 32·h + l.
-void q2_k(const unsigned char *b, float *y)
-{
-    const unsigned char *scales = b, *qs = b + 16;
-    const float d = half(b + 80), dmin = half(b + 82);
-    for (int e = 0; e < kQkK; ++e) {
-        const int h = e / 128, k = e % 128 / 32, l = e % 32, g = e / 16;
-        const float dl = d * float(scales[g] & 0x0F), ml = dmin * float(scales[g] >> 4);
-        y[e] = dl * float((qs[32 * h + l] >> (2 * k)) & 3) - ml;
-    }
-}
-
-void q3_k(const unsigned char *b, float *y)
-{
-    const unsigned char *hmask = b, *qs = b + 32, *packed = b + 96;
-    const float d = half(b + 108);
-    float dl[16];
-    for (int i = 0; i < 16; ++i) {
-        const int low = i < 8 ? packed[i] & 0x0F : packed[i - 8] >> 4;
-        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
-        dl[i] = d * float(int8_t((low | high << 4)) - 32);
-    }
-    for (int e = 0; e < kQkK; ++e) {
-        const int h = e / 128, k = e % 128 / 32, l = e % 32;
-        const int low = (qs[32 * h + l] >> (2 * k)) & 3, highBit = (hmask[l] >> (4 * h + k)) & 1;
-        y[e] = dl[e / 16] * float(low - (highBit ? 0 : 4));
-    }
-}
-
 #ifdef __AVX2__
 // Sixteen byte codes as floats into y: scale · (code − offset), then minus min where the type has one.
 template <bool Minimum>
@@ -194,17 +165,13 @@ template <bool Minimum>
     }
 }
 
-// Bits [shift, shift + width) of each of 32 bytes, moved up to bit 4 (the K-quants' high bits of a code).
-[[gnu::always_inline]] inline __m256i highBits(__m256i bytes, int shift, int width)
+// Bits [shift, shift + width) of each of 32 bytes, as a number in each byte, moved up by `up` bits (the K-quants'
+// codes are put together from such fields).
+[[gnu::always_inline]] inline __m256i bitField(__m256i bytes, int shift, int width, int up = 0)
 {
-    const __m256i field = _mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift));
-    return _mm256_slli_epi16(_mm256_and_si256(field, _mm256_set1_epi8(char((1 << width) - 1))), 4);
-}
-
-// The low (shift 0) or high (shift 4) nibbles of 32 bytes.
-[[gnu::always_inline]] inline __m256i nibbles(__m256i bytes, int shift)
-{
-    return _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8(0x0F));
+    const __m256i field
+        = _mm256_and_si256(_mm256_srl_epi16(bytes, _mm_cvtsi32_si128(shift)), _mm256_set1_epi8(char((1 << width) - 1)));
+    return up ? _mm256_slli_epi16(field, up) : field;
 }
 
 [[gnu::always_inline]] inline __m256i load32(const unsigned char *p)
@@ -212,6 +179,60 @@ template <bool Minimum>
     return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
 }
 #endif
+
+// A K-quant's element e = 128·h + 32·k + l (h the half, k the pair of bits, l < 32) reads 2 bits of byte 32·h + l.
+[[gnu::always_inline]] inline void q2_k(const unsigned char *b, float *y)
+{
+    const unsigned char *scales = b, *qs = b + 16;
+    const float d = half(b + 80), dmin = half(b + 82);
+#ifdef __AVX2__
+    for (int h = 0; h < 2; ++h)
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q = bitField(load32(qs + 32 * h), 2 * k, 2);
+            for (int sixteen = 0; sixteen < 2; ++sixteen) {
+                const int g = 8 * h + 2 * k + sixteen;
+                const __m128i codes = sixteen ? _mm256_extracti128_si256(q, 1) : _mm256_castsi256_si128(q);
+                sixteenCodes<true>(codes, 0, d * float(scales[g] & 0x0F), dmin * float(scales[g] >> 4), y + 16 * g);
+            }
+        }
+#else
+    for (int e = 0; e < kQkK; ++e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32, g = e / 16;
+        const float dl = d * float(scales[g] & 0x0F), ml = dmin * float(scales[g] >> 4);
+        y[e] = dl * float((qs[32 * h + l] >> (2 * k)) & 3) - ml;
+    }
+#endif
+}
+
+[[gnu::always_inline]] inline void q3_k(const unsigned char *b, float *y)
+{
+    const unsigned char *hmask = b, *qs = b + 32, *packed = b + 96;
+    const float d = half(b + 108);
+    float dl[16];
+    for (int i = 0; i < 16; ++i) {
+        const int low = i < 8 ? packed[i] & 0x0F : packed[i - 8] >> 4;
+        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+        dl[i] = d * float(int8_t((low | high << 4)) - 32);
+    }
+#ifdef __AVX2__ // the code low + 4·highBit, less 4
+    for (int h = 0; h < 2; ++h)
+        for (int k = 0; k < 4; ++k) {
+            const __m256i q
+                = _mm256_or_si256(bitField(load32(qs + 32 * h), 2 * k, 2), bitField(load32(hmask), 4 * h + k, 1, 2));
+            for (int sixteen = 0; sixteen < 2; ++sixteen) {
+                const int g = 8 * h + 2 * k + sixteen;
+                const __m128i codes = sixteen ? _mm256_extracti128_si256(q, 1) : _mm256_castsi256_si128(q);
+                sixteenCodes<false>(codes, 4, dl[g], 0, y + 16 * g);
+            }
+        }
+#else
+    for (int e = 0; e < kQkK; ++e) {
+        const int h = e / 128, k = e % 128 / 32, l = e % 32;
+        const int low = (qs[32 * h + l] >> (2 * k)) & 3, highBit = (hmask[l] >> (4 * h + k)) & 1;
+        y[e] = dl[e / 16] * float(low - (highBit ? 0 : 4));
+    }
+#endif
+}
 
 // Q4_K and Q5_K: 8 sub-blocks of 32; sub-block j reads nibble j % 2 of bytes 32·(j / 2) … and, in Q5_K, bit j of qh.
 // GCC 12 leaves the scalar loops scalar where they are inlined into the row product, hence AVX2 (the same values).
@@ -225,9 +246,9 @@ template <bool fifthBit>
         scaleAndMin(scales, j, scale, min);
         const float dl = d * float(scale), ml = dmin * float(min);
 #ifdef __AVX2__
-        __m256i q = nibbles(load32(qs + 32 * (j / 2)), 4 * (j % 2));
+        __m256i q = bitField(load32(qs + 32 * (j / 2)), 4 * (j % 2), 4);
         if constexpr (fifthBit)
-            q = _mm256_or_si256(q, highBits(load32(qh), j, 1));
+            q = _mm256_or_si256(q, bitField(load32(qh), j, 1, 4));
         sixteenCodes<true>(_mm256_castsi256_si128(q), 0, dl, ml, y + 32 * j);
         sixteenCodes<true>(_mm256_extracti128_si256(q, 1), 0, dl, ml, y + 32 * j + 16);
 #else
@@ -260,8 +281,8 @@ template <bool fifthBit>
     for (int h = 0; h < 2; ++h)
         for (int k = 0; k < 4; ++k) {
 #ifdef __AVX2__
-            const __m256i low = nibbles(load32(ql + 64 * h + 32 * (k % 2)), 4 * (k / 2));
-            const __m256i q = _mm256_or_si256(low, highBits(load32(qh + 32 * h), 2 * k, 2));
+            const __m256i low = bitField(load32(ql + 64 * h + 32 * (k % 2)), 4 * (k / 2), 4);
+            const __m256i q = _mm256_or_si256(low, bitField(load32(qh + 32 * h), 2 * k, 2, 4));
             float *to = y + 128 * h + 32 * k;
             sixteenCodes<false>(_mm256_castsi256_si128(q), 32, d * float(scales[8 * h + 2 * k]), 0, to);
             sixteenCodes<false>(_mm256_extracti128_si256(q, 1), 32, d * float(scales[8 * h + 2 * k + 1]), 0, to + 16);
@@ -481,6 +502,12 @@ bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_
     case GgmlType::Q5_0:
         dotRows<q5_0, 32, 22>(rows, count, columns, x, out, accumulate);
         return true;
+    case GgmlType::Q2_K:
+        dotRows<q2_k, kQkK, 84>(rows, count, columns, x, out, accumulate);
+        return true;
+    case GgmlType::Q3_K:
+        dotRows<q3_k, kQkK, 110>(rows, count, columns, x, out, accumulate);
+        return true;
     case GgmlType::Q4_K:
         dotRows<q4_k, kQkK, 144>(rows, count, columns, x, out, accumulate);
         return true;
@@ -522,6 +549,10 @@ void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *d
             return decodeBlocks<q4_0, 32, 18>(src, n, dst);
         case GgmlType::Q5_0:
             return decodeBlocks<q5_0, 32, 22>(src, n, dst);
+        case GgmlType::Q2_K:
+            return decodeBlocks<q2_k, kQkK, 84>(src, n, dst);
+        case GgmlType::Q3_K:
+            return decodeBlocks<q3_k, kQkK, 110>(src, n, dst);
         case GgmlType::Q4_K:
             return decodeBlocks<q4_k, kQkK, 144>(src, n, dst);
         case GgmlType::Q5_K:
