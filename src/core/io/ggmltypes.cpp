@@ -485,6 +485,45 @@ void dotRows(const unsigned char *rows, int64_t count, int64_t columns, const fl
     }
 }
 
+using BlockDecoder = void (*)(const unsigned char *, float *);
+
+// Calls act.template operator()<Decode, Elements, Bytes>() for a type whose block decoder is inlined into the loops
+// above (the types models are mostly stored in) and says true; false for the others.
+template <typename Act> bool withInlinedDecoder(GgmlType type, Act &&act)
+{
+    switch (type) {
+    case GgmlType::Q8_0:
+        act.template operator()<q8_0, 32, 34>();
+        return true;
+    case GgmlType::Q4_0:
+        act.template operator()<q4_0, 32, 18>();
+        return true;
+    case GgmlType::Q5_0:
+        act.template operator()<q5_0, 32, 22>();
+        return true;
+    case GgmlType::Q2_K:
+        act.template operator()<q2_k, kQkK, 84>();
+        return true;
+    case GgmlType::Q3_K:
+        act.template operator()<q3_k, kQkK, 110>();
+        return true;
+    case GgmlType::Q4_K:
+        act.template operator()<q4_k, kQkK, 144>();
+        return true;
+    case GgmlType::Q5_K:
+        act.template operator()<q5_k, kQkK, 176>();
+        return true;
+    case GgmlType::Q6_K:
+        act.template operator()<q6_k, kQkK, 210>();
+        return true;
+    case GgmlType::F16:
+        act.template operator()<f16Block, 32, 64>();
+        return true;
+    default:
+        return false;
+    }
+}
+
 } // namespace
 
 bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_t columns, const float *x, float *out,
@@ -492,37 +531,9 @@ bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_
 {
     if (columns % ggmlTypeInfo(type).blockElements != 0 || columns % 32 != 0)
         return false;
-    switch (type) {
-    case GgmlType::Q8_0:
-        dotRows<q8_0, 32, 34>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q4_0:
-        dotRows<q4_0, 32, 18>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q5_0:
-        dotRows<q5_0, 32, 22>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q2_K:
-        dotRows<q2_k, kQkK, 84>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q3_K:
-        dotRows<q3_k, kQkK, 110>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q4_K:
-        dotRows<q4_k, kQkK, 144>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q5_K:
-        dotRows<q5_k, kQkK, 176>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::Q6_K:
-        dotRows<q6_k, kQkK, 210>(rows, count, columns, x, out, accumulate);
-        return true;
-    case GgmlType::F16:
-        dotRows<f16Block, 32, 64>(rows, count, columns, x, out, accumulate);
-        return true;
-    default:
-        return false;
-    }
+    return withInlinedDecoder(type, [&]<BlockDecoder Decode, int64_t Elements, int64_t Bytes>() {
+        dotRows<Decode, Elements, Bytes>(rows, count, columns, x, out, accumulate);
+    });
 }
 
 void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *dst)
@@ -541,96 +552,12 @@ void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *d
     } else if (type == GgmlType::BF16) {
         for (int64_t i = 0; i < n; ++i)
             dst[i] = bf16ToFloat(u16(src + 2 * i));
-    } else {
-        switch (type) { // the types models are mostly stored in, their block's decoding inlined into the loop
-        case GgmlType::Q8_0:
-            return decodeBlocks<q8_0, 32, 34>(src, n, dst);
-        case GgmlType::Q4_0:
-            return decodeBlocks<q4_0, 32, 18>(src, n, dst);
-        case GgmlType::Q5_0:
-            return decodeBlocks<q5_0, 32, 22>(src, n, dst);
-        case GgmlType::Q2_K:
-            return decodeBlocks<q2_k, kQkK, 84>(src, n, dst);
-        case GgmlType::Q3_K:
-            return decodeBlocks<q3_k, kQkK, 110>(src, n, dst);
-        case GgmlType::Q4_K:
-            return decodeBlocks<q4_k, kQkK, 144>(src, n, dst);
-        case GgmlType::Q5_K:
-            return decodeBlocks<q5_k, kQkK, 176>(src, n, dst);
-        case GgmlType::Q6_K:
-            return decodeBlocks<q6_k, kQkK, 210>(src, n, dst);
-        default:
-            for (int64_t i = 0; i < n / t.blockElements; ++i)
-                t.decode(src + i * t.blockBytes, dst + i * t.blockElements);
-        }
+    } else if (!withInlinedDecoder(type, [&]<BlockDecoder Decode, int64_t Elements, int64_t Bytes>() {
+                   decodeBlocks<Decode, Elements, Bytes>(src, n, dst);
+               })) {
+        for (int64_t i = 0; i < n / t.blockElements; ++i)
+            t.decode(src + i * t.blockBytes, dst + i * t.blockElements);
     }
-}
-
-GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *b)
-{
-    GgmlBlockScales s;
-    const auto levels = [&](int lowest, int highest) {
-        s.lowest = lowest;
-        s.highest = highest;
-    };
-    const auto one = [&](const char *formula, float d, bool hasMin, size_t minAt) {
-        s.formula = formula;
-        s.subBlock = 32;
-        s.scales = {d};
-        if (hasMin)
-            s.mins = {-half(b + minAt)}; // stored as the offset added; shown as the minimum subtracted
-    };
-    switch (type) {
-    case GgmlType::Q4_0:
-        one("w = d \u00B7 (q \u2212 8), q = 0 \u2026 15", half(b), false, 0);
-        levels(-8, 7);
-        break;
-    case GgmlType::Q4_1:
-        one("w = d \u00B7 q \u2212 m, q = 0 \u2026 15", half(b), true, 2);
-        levels(0, 15);
-        break;
-    case GgmlType::Q5_0:
-        one("w = d \u00B7 (q \u2212 16), q = 0 \u2026 31", half(b), false, 0);
-        levels(-16, 15);
-        break;
-    case GgmlType::Q5_1:
-        one("w = d \u00B7 q \u2212 m, q = 0 \u2026 31", half(b), true, 2);
-        levels(0, 31);
-        break;
-    case GgmlType::Q8_0:
-        one("w = d \u00B7 q, q = \u2212127 \u2026 127", half(b), false, 0);
-        levels(-127, 127);
-        break;
-    case GgmlType::IQ4_NL:
-        one("w = d \u00B7 level[q], 16 levels from \u2212127 to 113, q = 0 \u2026 15", half(b), false, 0);
-        break;
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K: {
-        s.formula = type == GgmlType::Q4_K ? "w = d\u2C7C \u00B7 q \u2212 m\u2C7C, q = 0 \u2026 15, sub-block j of 32"
-                                           : "w = d\u2C7C \u00B7 q \u2212 m\u2C7C, q = 0 \u2026 31, sub-block j of 32";
-        s.subBlock = 32;
-        levels(0, type == GgmlType::Q4_K ? 15 : 31);
-        for (int j = 0; j < 8; ++j) {
-            int scale, min;
-            scaleAndMin(b + 4, j, scale, min);
-            s.scales.push_back(half(b) * float(scale));
-            s.mins.push_back(half(b + 2) * float(min));
-        }
-        break;
-    }
-    case GgmlType::Q6_K: {
-        s.formula = "w = d\u2C7C \u00B7 (q \u2212 32), q = 0 \u2026 63, sub-block j of 16";
-        s.subBlock = 16;
-        levels(-32, 31);
-        const auto *scales = reinterpret_cast<const int8_t *>(b + 192);
-        for (int j = 0; j < 16; ++j)
-            s.scales.push_back(half(b + 208) * float(scales[j]));
-        break;
-    }
-    default:
-        break;
-    }
-    return s;
 }
 
 std::string quantizeGgml(GgmlType type, const float *src, int64_t n)

@@ -1,0 +1,78 @@
+#include "io/ggmlblocks.h"
+#include "io/ggmltypes.h"
+
+// What a block holds besides its levels, for the Quantization view: apart from the decoders (io/ggmltypes.cpp), which
+// compute the same scales again for every block of a product.
+namespace atlas {
+
+using ggml::half;
+using ggml::scaleAndMin;
+
+GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *b)
+{
+    GgmlBlockScales s;
+    const auto levels = [&](int lowest, int highest) {
+        s.lowest = lowest;
+        s.highest = highest;
+    };
+    const auto one = [&](const char *formula, float d, bool hasMin, size_t minAt) {
+        s.formula = formula;
+        s.subBlock = 32;
+        s.scales = {d};
+        if (hasMin)
+            s.mins = {-half(b + minAt)}; // stored as the offset added; shown as the minimum subtracted
+    };
+    switch (type) {
+    case GgmlType::Q4_0:
+        one("w = d \u00B7 (q \u2212 8), q = 0 \u2026 15", half(b), false, 0);
+        levels(-8, 7);
+        break;
+    case GgmlType::Q4_1:
+        one("w = d \u00B7 q \u2212 m, q = 0 \u2026 15", half(b), true, 2);
+        levels(0, 15);
+        break;
+    case GgmlType::Q5_0:
+        one("w = d \u00B7 (q \u2212 16), q = 0 \u2026 31", half(b), false, 0);
+        levels(-16, 15);
+        break;
+    case GgmlType::Q5_1:
+        one("w = d \u00B7 q \u2212 m, q = 0 \u2026 31", half(b), true, 2);
+        levels(0, 31);
+        break;
+    case GgmlType::Q8_0:
+        one("w = d \u00B7 q, q = \u2212127 \u2026 127", half(b), false, 0);
+        levels(-127, 127);
+        break;
+    case GgmlType::IQ4_NL:
+        one("w = d \u00B7 level[q], 16 levels from \u2212127 to 113, q = 0 \u2026 15", half(b), false, 0);
+        break;
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K: {
+        s.formula = type == GgmlType::Q4_K ? "w = d\u2C7C \u00B7 q \u2212 m\u2C7C, q = 0 \u2026 15, sub-block j of 32"
+                                           : "w = d\u2C7C \u00B7 q \u2212 m\u2C7C, q = 0 \u2026 31, sub-block j of 32";
+        s.subBlock = 32;
+        levels(0, type == GgmlType::Q4_K ? 15 : 31);
+        for (int j = 0; j < 8; ++j) {
+            int scale, min;
+            scaleAndMin(b + 4, j, scale, min);
+            s.scales.push_back(half(b) * float(scale));
+            s.mins.push_back(half(b + 2) * float(min));
+        }
+        break;
+    }
+    case GgmlType::Q6_K: {
+        s.formula = "w = d\u2C7C \u00B7 (q \u2212 32), q = 0 \u2026 63, sub-block j of 16";
+        s.subBlock = 16;
+        levels(-32, 31);
+        const auto *scales = reinterpret_cast<const int8_t *>(b + 192);
+        for (int j = 0; j < 16; ++j)
+            s.scales.push_back(half(b + 208) * float(scales[j]));
+        break;
+    }
+    default:
+        break;
+    }
+    return s;
+}
+
+} // namespace atlas
