@@ -36,7 +36,7 @@ int main()
     } kinds[] = {{GgmlType::Q8_0, {0}}, {GgmlType::Q4_0, {0}}, {GgmlType::Q5_0, {0}}, {GgmlType::Q4_K, {0, 2}},
         {GgmlType::Q5_K, {0, 2}}, {GgmlType::Q6_K, {208}}, {GgmlType::F16, {}}, {GgmlType::Q2_K, {80, 82}},
         {GgmlType::Q3_K, {108}}, {GgmlType::Q4_1, {0, 2}}, {GgmlType::Q5_1, {0, 2}}, {GgmlType::IQ4_NL, {0}},
-        {GgmlType::IQ4_XS, {0}}};
+        {GgmlType::IQ4_XS, {0}}, {GgmlType::MXFP4, {}}, {GgmlType::BF16, {}}};
     const int64_t columns = 4864, rows = 896, tileRows = 73;
     std::mt19937 random(1);
     for (const Kind &k : kinds) {
@@ -45,9 +45,12 @@ int main()
         std::vector<unsigned char> encoded(size_t(blocks * info.blockBytes));
         for (unsigned char &b : encoded)
             b = static_cast<unsigned char>(random() & 0xFF);
-        if (k.type == GgmlType::F16)
+        if (k.type == GgmlType::F16 || k.type == GgmlType::BF16)
             for (size_t i = 1; i < encoded.size(); i += 2)
-                encoded[i] = 0x3C; // values in [1, 2)
+                encoded[i] = k.type == GgmlType::F16 ? 0x3C : 0x3F; // values in [1, 2) and in [0.5, 2)
+        if (k.type == GgmlType::MXFP4)
+            for (int64_t b = 0; b < blocks; ++b)
+                encoded[size_t(b * info.blockBytes)] = 120; // the scale 2^-8
         for (int64_t b = 0; b < blocks; ++b)
             for (int at : k.scaleOffsets) {
                 encoded[size_t(b * info.blockBytes + at)] = 0x00;

@@ -23,7 +23,8 @@ Prints a Markdown table for docs/benchmarks.md. Run it on a quiet machine.
 With --generate it times generation instead, a token at a time after a 32-token prompt: this program's `generate` for
 1 and for 65 steps (the prompt is fed a token at a time, so the difference over 64 is a token's time), llama.cpp's
 greedy generation of 64 tokens after the same prompt (node-llama-cpp, 2 threads); --baseline names another build of
-this program to run beside it, alternately, --repeat rounds of each (Q4_0, Q3_K_M and Q2_K join --kinds' choices).
+this program to run beside it, alternately, --repeat rounds of each (--kinds may also name Q4_0, Q3_K_M, Q2_K, Q4_1,
+Q5_1, IQ4_NL and IQ4_XS, llama.cpp's file types of those names, made without an importance matrix).
 """
 import argparse
 import ctypes
@@ -236,7 +237,8 @@ def main():
         f16 = os.path.join(args.scratch, f"{architecture}-{shape}-f16.gguf")
         if not os.path.exists(f16):
             write_f16(f16, SHAPES[shape], os.path.join(args.npm, "llama.cpp"), architecture)
-        for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15), ("Q4_0", 2), ("Q3_K_M", 12), ("Q2_K", 10)):
+        for kind, ftype in (("Q8_0", 7), ("Q4_K_M", 15), ("Q4_0", 2), ("Q3_K_M", 12), ("Q2_K", 10), ("Q4_1", 3),
+                            ("Q5_1", 9), ("IQ4_NL", 25), ("IQ4_XS", 30)):
             if kind not in args.kinds.split(","):
                 continue
             path = os.path.join(args.scratch, f"{architecture}-{shape}-{kind.lower()}.gguf")

@@ -492,8 +492,9 @@ void TestGguf::multipliesAVectorByPackedRows()
         const PackedRows &rows = *t.packing();
         check(e.type, rows.row(0), rows.rows(), rows.columns(), e.name);
     }
-    QCOMPARE(
-        multiplied, (std::set<std::string> {"F16", "Q8_0", "Q4_0", "Q5_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}));
+    QCOMPARE(multiplied,
+        (std::set<std::string> {"F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+            "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4"}));
     std::vector<float> values(5 * 96);
     for (float &v : values)
         v = normal(random);

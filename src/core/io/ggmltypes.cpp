@@ -46,7 +46,7 @@ constexpr std::array<int8_t, 16> kIq4Levels
     = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // The 4-bit code of element j of a 32-element block whose 16 bytes hold elements j and j + 16 in one byte.
-int nibble(const unsigned char *qs, int j)
+[[maybe_unused]] int nibble(const unsigned char *qs, int j)
 {
     return j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
 }
@@ -56,21 +56,33 @@ int nibble(const unsigned char *qs, int j)
 // matrix decoded at a third of a Q4_K one's speed), say it with AVX2; each value is computed as ggml computes it: the
 // code an integer, converted exactly, then one rounded product (and for a type with a minimum, one rounded sum).
 #ifdef __AVX2__
-// A 32-element block of 4-bit codes, elements 0–15 the low and 16–31 the high nibbles of its 16 bytes: each code with
-// its fifth bit (byte e of `fifth`: 0 or 16) added and `offset` subtracted, times d, into y.
-[[gnu::always_inline]] inline void nibbleBlock(const unsigned char *qs, __m256i fifth, int offset, float d, float *y)
+// The 32 codes of a block whose 16 bytes hold elements j and j + 16 in one byte, element e in byte e.
+[[gnu::always_inline]] inline __m256i nibbles(const unsigned char *qs)
 {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
     const __m128i mask = _mm_set1_epi8(0x0F);
-    const __m256i codes = _mm256_sub_epi8(
-        _mm256_or_si256(
-            _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), _mm_and_si128(bytes, mask)), fifth),
-        _mm256_set1_epi8(char(offset)));
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), _mm_and_si128(bytes, mask));
+}
+
+// 32 four-bit codes, each replaced by its level of 16 (IQ4's and MXFP4's non-uniform values).
+[[gnu::always_inline]] inline __m256i levelsOf(__m256i codes, const std::array<int8_t, 16> &levels)
+{
+    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i *>(levels.data()));
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(table), codes);
+}
+
+// 32 signed bytes, each times d (then plus m, for a type with a minimum), into y.
+template <bool Minimum = false>
+[[gnu::always_inline]] inline void scaledBytes(__m256i values, float d, float m, float *y)
+{
     const __m256 scale = _mm256_set1_ps(d);
-    const __m128i halves[2] = {_mm256_castsi256_si128(codes), _mm256_extracti128_si256(codes, 1)};
+    const __m128i halves[2] = {_mm256_castsi256_si128(values), _mm256_extracti128_si256(values, 1)};
     for (int eight = 0; eight < 4; ++eight) {
         const __m128i from = eight % 2 ? _mm_srli_si128(halves[eight / 2], 8) : halves[eight / 2];
-        _mm256_storeu_ps(y + 8 * eight, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(from))));
+        __m256 v = _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(from)));
+        if constexpr (Minimum)
+            v = _mm256_add_ps(v, _mm256_set1_ps(m));
+        _mm256_storeu_ps(y + 8 * eight, v);
     }
 }
 
@@ -90,7 +102,7 @@ int nibble(const unsigned char *qs, int j)
     const float d = half(b);
     const unsigned char *qs = b + 2;
 #ifdef __AVX2__
-    nibbleBlock(qs, _mm256_setzero_si256(), 8, d, y);
+    scaledBytes(_mm256_sub_epi8(nibbles(qs), _mm256_set1_epi8(8)), d, 0, y);
 #else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float((qs[j] & 0x0F) - 8);
@@ -99,14 +111,18 @@ int nibble(const unsigned char *qs, int j)
 #endif
 }
 
-void q4_1(const unsigned char *__restrict b, float *__restrict y)
+[[gnu::always_inline]] inline void q4_1(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b), m = half(b + 2);
     const unsigned char *qs = b + 4;
+#ifdef __AVX2__
+    scaledBytes<true>(nibbles(qs), d, m, y);
+#else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float(qs[j] & 0x0F) + m;
     for (int j = 0; j < 16; ++j)
         y[j + 16] = d * float(qs[j] >> 4) + m;
+#endif
 }
 
 uint32_t u32(const unsigned char *p)
@@ -122,7 +138,7 @@ uint32_t u32(const unsigned char *p)
     const uint32_t qh = u32(b + 2);
     const unsigned char *qs = b + 6;
 #ifdef __AVX2__
-    nibbleBlock(qs, fifthBits(qh), 16, d, y);
+    scaledBytes(_mm256_sub_epi8(_mm256_or_si256(nibbles(qs), fifthBits(qh)), _mm256_set1_epi8(16)), d, 0, y);
 #else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float(((qs[j] & 0x0F) | int((qh >> j) & 1) << 4) - 16);
@@ -131,15 +147,19 @@ uint32_t u32(const unsigned char *p)
 #endif
 }
 
-void q5_1(const unsigned char *__restrict b, float *__restrict y)
+[[gnu::always_inline]] inline void q5_1(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b), m = half(b + 2);
     const uint32_t qh = u32(b + 4);
     const unsigned char *qs = b + 8;
+#ifdef __AVX2__
+    scaledBytes<true>(_mm256_or_si256(nibbles(qs), fifthBits(qh)), d, m, y);
+#else
     for (int j = 0; j < 16; ++j)
         y[j] = d * float((qs[j] & 0x0F) | int((qh >> j) & 1) << 4) + m;
     for (int j = 0; j < 16; ++j)
         y[j + 16] = d * float((qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4) + m;
+#endif
 }
 
 [[gnu::always_inline]] inline void q8_0(const unsigned char *__restrict b, float *__restrict y)
@@ -300,14 +320,18 @@ template <bool fifthBit>
         }
 }
 
-void iq4_nl(const unsigned char *b, float *y)
+[[gnu::always_inline]] inline void iq4_nl(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b);
+#ifdef __AVX2__
+    scaledBytes(levelsOf(nibbles(b + 2), kIq4Levels), d, 0, y);
+#else
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(kIq4Levels[size_t(nibble(b + 2, j))]);
+#endif
 }
 
-void iq4_xs(const unsigned char *b, float *y)
+[[gnu::always_inline]] inline void iq4_xs(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b);
     const uint16_t scalesHigh = u16(b + 2);
@@ -315,16 +339,24 @@ void iq4_xs(const unsigned char *b, float *y)
     for (int j = 0; j < 8; ++j) {
         const int low = (scalesLow[j / 2] >> (4 * (j % 2))) & 0x0F, high = (scalesHigh >> (2 * j)) & 3;
         const float dl = d * float(int8_t(low | high << 4) - 32);
+#ifdef __AVX2__
+        scaledBytes(levelsOf(nibbles(qs + 16 * j), kIq4Levels), dl, 0, y + 32 * j);
+#else
         for (int l = 0; l < 32; ++l)
             y[32 * j + l] = dl * float(kIq4Levels[size_t(nibble(qs + 16 * j, l))]);
+#endif
     }
 }
 
-void mxfp4(const unsigned char *b, float *y)
+[[gnu::always_inline]] inline void mxfp4(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = mxfp4HalfScale(b[0]);
+#ifdef __AVX2__
+    scaledBytes(levelsOf(nibbles(b + 1), kMxfp4DoubledLevels), d, 0, y);
+#else
     for (int j = 0; j < 32; ++j)
         y[j] = d * float(kMxfp4DoubledLevels[size_t(nibble(b + 1, j))]);
+#endif
 }
 
 struct NumberedType
@@ -451,6 +483,20 @@ template <void (*Decode)(const unsigned char *, float *), int64_t Elements, int6
 #endif
 }
 
+// Thirty-two bfloat16 values: each the top half of a float32's bits, so exact.
+[[gnu::always_inline]] inline void bf16Block(const unsigned char *__restrict b, float *__restrict y)
+{
+#ifdef __AVX2__
+    for (int j = 0; j < 32; j += 8) {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(b + 2 * j)));
+        _mm256_storeu_ps(y + j, _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)));
+    }
+#else
+    for (int j = 0; j < 32; ++j)
+        y[j] = bf16ToFloat(u16(b + 2 * j));
+#endif
+}
+
 // dotGgmlRows for blocks of `Elements` values in `Bytes` bytes: each block decoded into the core's cache and multiplied
 // at once into 64 lanes (a 32-element type's two at a time), element e of a row summed in lane e % 64. The lanes are
 // indexed by constants so that they stay in registers.
@@ -501,6 +547,21 @@ template <typename Act> bool withInlinedDecoder(GgmlType type, Act &&act)
     case GgmlType::Q5_0:
         act.template operator()<q5_0, 32, 22>();
         return true;
+    case GgmlType::Q4_1:
+        act.template operator()<q4_1, 32, 20>();
+        return true;
+    case GgmlType::Q5_1:
+        act.template operator()<q5_1, 32, 24>();
+        return true;
+    case GgmlType::IQ4_NL:
+        act.template operator()<iq4_nl, 32, 18>();
+        return true;
+    case GgmlType::IQ4_XS:
+        act.template operator()<iq4_xs, kQkK, 136>();
+        return true;
+    case GgmlType::MXFP4:
+        act.template operator()<mxfp4, 32, 17>();
+        return true;
     case GgmlType::Q2_K:
         act.template operator()<q2_k, kQkK, 84>();
         return true;
@@ -518,6 +579,9 @@ template <typename Act> bool withInlinedDecoder(GgmlType type, Act &&act)
         return true;
     case GgmlType::F16:
         act.template operator()<f16Block, 32, 64>();
+        return true;
+    case GgmlType::BF16:
+        act.template operator()<bf16Block, 32, 64>();
         return true;
     default:
         return false;
@@ -550,7 +614,9 @@ void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *d
         for (int64_t i = whole; i < n; ++i)
             dst[i] = halfToFloat(u16(src + 2 * i));
     } else if (type == GgmlType::BF16) {
-        for (int64_t i = 0; i < n; ++i)
+        const int64_t whole = n / 32 * 32;
+        decodeBlocks<bf16Block, 32, 64>(src, whole, dst);
+        for (int64_t i = whole; i < n; ++i)
             dst[i] = bf16ToFloat(u16(src + 2 * i));
     } else if (!withInlinedDecoder(type, [&]<BlockDecoder Decode, int64_t Elements, int64_t Bytes>() {
                    decodeBlocks<Decode, Elements, Bytes>(src, n, dst);
