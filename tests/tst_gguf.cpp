@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <set>
@@ -89,6 +90,7 @@ private slots:
     void keepsAMatrixPacked();
     void readsATensorPacked();
     void multipliesAVectorByPackedRows();
+    void placesEveryWeightOnItsBlocksLevels();
 
 private:
     QTemporaryDir m_dir;
@@ -500,6 +502,57 @@ void TestGguf::multipliesAVectorByPackedRows()
         v = normal(random);
     const std::string odd = quantizeGgml(GgmlType::Q8_0, values.data(), int64_t(values.size()));
     check(GgmlType::Q8_0, reinterpret_cast<const unsigned char *>(odd.data()), 5, 96, "Q8_0, three blocks a row");
+}
+
+// What the Quantization view shows of a block (ggmlBlockScales): every decoded weight of every block of every
+// quantized type in types.gguf, gguf-py's quantized values and random blocks alike, lies on one of the levels its
+// sub-block's scale and minimum give (scale · q − min, or scale · v of the type's table).
+void TestGguf::placesEveryWeightOnItsBlocksLevels()
+{
+    const GgufFile file(dataPath("gguf/types.gguf").toStdString());
+    std::set<std::string> shown;
+    for (const GgufFile::Entry &e : file.entries()) {
+        const GgmlTypeInfo &info = ggmlTypeInfo(e.type);
+        if (info.blockElements == 1)
+            continue;
+        const unsigned char *blocks = file.data(e);
+        std::vector<float> w(static_cast<size_t>(info.blockElements));
+        for (int64_t b = 0; b < Tensor::count(e.shape) / info.blockElements; ++b) {
+            const unsigned char *block = blocks + b * info.blockBytes;
+            const GgmlBlockScales s = ggmlBlockScales(e.type, block);
+            QVERIFY2(!s.formula.empty() && s.subBlock > 0, e.name.c_str());
+            QCOMPARE(int64_t(s.scales.size()), info.blockElements / s.subBlock);
+            QVERIFY(s.mins.empty() || s.mins.size() == s.scales.size());
+            std::vector<double> levels(s.levelTable.begin(), s.levelTable.end());
+            for (int q = s.lowest; q <= s.highest; ++q)
+                levels.push_back(q);
+            QVERIFY2(!levels.empty(), e.name.c_str());
+            dequantizeGgml(e.type, block, info.blockElements, w.data());
+            for (int64_t i = 0; i < info.blockElements; ++i) {
+                const double scale = s.scales[size_t(i / s.subBlock)],
+                             min = s.mins.empty() ? 0.0 : s.mins[size_t(i / s.subBlock)];
+                if (!std::isfinite(w[size_t(i)]) || !std::isfinite(scale) || !std::isfinite(min))
+                    continue; // a random block's scale that is not a number
+                double nearest = INFINITY, largest = 0;
+                for (double v : levels) {
+                    nearest = std::min(nearest, std::fabs(double(w[size_t(i)]) - (scale * v - min)));
+                    largest = std::max(largest, std::fabs(v));
+                }
+                if (nearest > 1e-6 * (std::fabs(scale) * largest + std::fabs(min)))
+                    QFAIL(qPrintable(QString("%1, block %2, weight %3: %4 is on no level of scale %5, minimum %6")
+                                         .arg(QString::fromStdString(e.name))
+                                         .arg(b)
+                                         .arg(i)
+                                         .arg(double(w[size_t(i)]), 0, 'g', 9)
+                                         .arg(scale, 0, 'g', 9)
+                                         .arg(min, 0, 'g', 9)));
+            }
+        }
+        shown.insert(info.name);
+    }
+    QCOMPARE(shown,
+        (std::set<std::string> {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
+            "IQ4_NL", "IQ4_XS", "MXFP4"}));
 }
 
 QTEST_GUILESS_MAIN(TestGguf)

@@ -6,6 +6,7 @@
 namespace atlas {
 
 using ggml::half;
+using ggml::kIq4Levels;
 using ggml::scaleAndMin;
 
 GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *b)
@@ -40,11 +41,42 @@ GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *b)
         levels(0, 31);
         break;
     case GgmlType::Q8_0:
-        one("w = d \u00B7 q, q = \u2212127 \u2026 127", half(b), false, 0);
-        levels(-127, 127);
+        one("w = d \u00B7 q, q = \u2212128 \u2026 127 (ggml's quantizer writes \u2212127 \u2026 127)", half(b), false, 0);
+        levels(-128, 127);
         break;
     case GgmlType::IQ4_NL:
         one("w = d \u00B7 level[q], 16 levels from \u2212127 to 113, q = 0 \u2026 15", half(b), false, 0);
+        s.levelTable.assign(kIq4Levels.begin(), kIq4Levels.end());
+        break;
+    case GgmlType::IQ4_XS: {
+        s.formula = "w = d\u2C7C \u00B7 level[q], 16 levels from \u2212127 to 113, q = 0 \u2026 15, sub-block j of 32";
+        s.subBlock = 32;
+        s.levelTable.assign(kIq4Levels.begin(), kIq4Levels.end());
+        for (int j = 0; j < 8; ++j)
+            s.scales.push_back(half(b) * float(ggml::iq4xsScale(b, j)));
+        break;
+    }
+    case GgmlType::MXFP4:
+        // ggml multiplies half the scale by twice the E2M1 value; the same product, shown as the format defines it
+        one("w = s \u00B7 v[q], s = 2^(e \u2212 127), v[q] an E2M1 value: 0, \u00B10.5, \u00B11 \u2026 \u00B16",
+            2 * mxfp4HalfScale(b[0]), false, 0);
+        s.levelTable.assign(kMxfp4Values.begin(), kMxfp4Values.end());
+        break;
+    case GgmlType::Q2_K: // 16 sub-blocks of 16: a 4-bit scale and a 4-bit minimum each, times d and dmin
+        s.formula = "w = d\u2C7C \u00B7 q \u2212 m\u2C7C, q = 0 \u2026 3, sub-block j of 16";
+        s.subBlock = 16;
+        levels(0, 3);
+        for (int j = 0; j < 16; ++j) {
+            s.scales.push_back(half(b + 80) * float(b[j] & 0x0F));
+            s.mins.push_back(half(b + 82) * float(b[j] >> 4));
+        }
+        break;
+    case GgmlType::Q3_K: // 16 sub-blocks of 16: a signed 6-bit scale each (its low 4 bits, then its high 2), times d
+        s.formula = "w = d\u2C7C \u00B7 (q \u2212 4), q = 0 \u2026 7, sub-block j of 16";
+        s.subBlock = 16;
+        levels(-4, 3);
+        for (int j = 0; j < 16; ++j)
+            s.scales.push_back(half(b + 108) * float(ggml::q3kScale(b + 96, j)));
         break;
     case GgmlType::Q4_K:
     case GgmlType::Q5_K: {

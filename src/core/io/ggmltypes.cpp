@@ -22,6 +22,7 @@ namespace atlas {
 namespace {
 
 using ggml::half;
+using ggml::kIq4Levels;
 using ggml::kQkK;
 using ggml::scaleAndMin;
 using ggml::u16;
@@ -40,10 +41,6 @@ void bf16(const unsigned char *b, float *y)
 {
     *y = bf16ToFloat(u16(b));
 }
-
-// IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
-constexpr std::array<int8_t, 16> kIq4Levels
-    = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // The 4-bit code of element j of a 32-element block whose 16 bytes hold elements j and j + 16 in one byte.
 [[maybe_unused]] int nibble(const unsigned char *qs, int j)
@@ -229,11 +226,8 @@ template <bool Minimum>
     const unsigned char *hmask = b, *qs = b + 32, *packed = b + 96;
     const float d = half(b + 108);
     float dl[16];
-    for (int i = 0; i < 16; ++i) {
-        const int low = i < 8 ? packed[i] & 0x0F : packed[i - 8] >> 4;
-        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
-        dl[i] = d * float(int8_t((low | high << 4)) - 32);
-    }
+    for (int i = 0; i < 16; ++i)
+        dl[i] = d * float(ggml::q3kScale(packed, i));
 #ifdef __AVX2__ // the code low + 4·highBit, less 4
     for (int h = 0; h < 2; ++h)
         for (int k = 0; k < 4; ++k) {
@@ -334,11 +328,9 @@ template <bool fifthBit>
 [[gnu::always_inline]] inline void iq4_xs(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b);
-    const uint16_t scalesHigh = u16(b + 2);
-    const unsigned char *scalesLow = b + 4, *qs = b + 8;
+    const unsigned char *qs = b + 8;
     for (int j = 0; j < 8; ++j) {
-        const int low = (scalesLow[j / 2] >> (4 * (j % 2))) & 0x0F, high = (scalesHigh >> (2 * j)) & 3;
-        const float dl = d * float(int8_t(low | high << 4) - 32);
+        const float dl = d * float(ggml::iq4xsScale(b, j));
 #ifdef __AVX2__
         scaledBytes(levelsOf(nibbles(qs + 16 * j), kIq4Levels), dl, 0, y + 32 * j);
 #else

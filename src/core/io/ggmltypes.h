@@ -67,17 +67,18 @@ void dequantizeGgml(GgmlType type, const unsigned char *src, int64_t n, float *d
 bool dotGgmlRows(GgmlType type, const unsigned char *rows, int64_t count, int64_t columns, const float *x, float *out,
     bool accumulate);
 
-// What one block of a type holds besides its levels, for showing it: the formula that reads a weight back, and each
-// sub-block's scale (and, for types with one, its minimum, subtracted), `subBlock` weights each. Empty scales for a
-// type whose scales are not decoded here (the unquantized types, Q2_K, Q3_K, IQ4_XS, MXFP4).
+// What one block of a type holds besides its codes, for showing it: the formula that reads a weight back, and each
+// sub-block's scale (and, for types with one, its minimum, subtracted), `subBlock` weights each. Empty scales for the
+// unquantized types.
 struct GgmlBlockScales
 {
     std::string formula; // "w = d · (q − 8), q = 0 … 15"
     int64_t subBlock = 0;
     std::vector<float> scales, mins;
-    // The levels of a sub-block are scale · q − min for q = lowest … highest (Q4_0: −8 … 7); none for IQ4_NL's
-    // non-uniform levels (lowest > highest).
+    // The levels of a sub-block are scale · q − min for q = lowest … highest (Q4_0: −8 … 7), or, for the types of
+    // non-uniform levels (IQ4_NL, IQ4_XS, MXFP4; then lowest > highest), scale · v for each v of levelTable.
     int lowest = 0, highest = -1;
+    std::vector<float> levelTable;
 };
 GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *block);
 

@@ -33,6 +33,22 @@ std::string roleOf(const QuantizedMatrix &m)
     return m.role.substr(2); // "W_q" -> "q"
 }
 
+// What a sub-block's scale multiplies to give its levels (q, or v of a non-uniform table), where they are few enough
+// to draw as lines; none otherwise.
+std::vector<double> levelMultipliers(const GgmlBlockScales &s)
+{
+    if (s.scales.empty() || s.subBlock <= 0)
+        return {};
+    if (!s.levelTable.empty())
+        return std::vector<double>(s.levelTable.begin(), s.levelTable.end());
+    if (s.highest < s.lowest || s.highest - s.lowest >= 40)
+        return {};
+    std::vector<double> q;
+    for (int v = s.lowest; v <= s.highest; ++v)
+        q.push_back(v);
+    return q;
+}
+
 } // namespace
 
 QuantizationView::QuantizationView(QWidget *parent)
@@ -123,7 +139,7 @@ QString QuantizationView::draw(const QuantizationAnalysis &result)
         if (e.scales.scales.size() == 1)
             text += tr(", d = %1").arg(formatNumber(e.scales.scales.front(), 4))
                 + (e.scales.mins.empty() ? QString() : tr(", m = %1").arg(formatNumber(e.scales.mins.front(), 4)));
-        if (e.scales.highest >= e.scales.lowest && e.scales.highest - e.scales.lowest < 40)
+        if (!levelMultipliers(e.scales).empty())
             text += tr(" (grey lines: the levels)");
         text += tr(".");
     }
@@ -219,15 +235,16 @@ void QuantizationView::drawBlock(const QuantizationEffect &e)
             low = std::min(low, double(w));
             high = std::max(high, double(w));
         }
-    // The levels a sub-block can read back: scale · q − min, drawn where they are few enough to tell apart.
+    // The levels a sub-block can read back: scale · q − min (or scale · v of a non-uniform type's table), drawn where
+    // they are few enough to tell apart.
     const GgmlBlockScales &s = e.scales;
-    const bool levels = !s.scales.empty() && s.highest >= s.lowest && s.highest - s.lowest < 40 && s.subBlock > 0;
-    if (levels)
+    const std::vector<double> multipliers = levelMultipliers(s);
+    if (!multipliers.empty())
         for (size_t j = 0; j < s.scales.size() && int64_t(j) * s.subBlock < n; ++j) {
             const double from = double(j) * double(s.subBlock) - 0.5,
                          to = std::min(double(n), double(j + 1) * double(s.subBlock)) - 0.5;
             const double min = s.mins.empty() ? 0.0 : s.mins[j];
-            for (int q = s.lowest; q <= s.highest; ++q) {
+            for (const double q : multipliers) {
                 const double level = double(s.scales[j]) * q - min;
                 if (level < low - 0.05 * (high - low) || level > high + 0.05 * (high - low))
                     continue;
