@@ -6,6 +6,7 @@
 #include "views/view.h"
 
 #include <QAbstractScrollArea>
+#include <QElapsedTimer>
 #include <QFontMetrics>
 #include <QLabel>
 #include <QMainWindow>
@@ -14,6 +15,7 @@
 #include <QRegularExpression>
 #include <QStringList>
 #include <QTabBar>
+#include <QTest>
 #include <QTextItem>
 
 #include <qcustomplot.h>
@@ -114,6 +116,22 @@ inline QStringList layoutProblems(QMainWindow &window)
                 problems
                     << QString("the %1 view cut '%2'").arg(QString::fromStdString(view->spec().view), text.left(60));
     return problems;
+}
+
+// layoutProblems once the window has settled: queued relayouts and replots run, the window drawn again, up to
+// `milliseconds` for the problems to go; what stays is a problem (a fixed wait before one look was flaky under the
+// sanitizers' slower build).
+inline QStringList settledLayoutProblems(QMainWindow &window, int milliseconds = 5000)
+{
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+        QTest::qWait(50);
+        window.grab();
+        const QStringList problems = layoutProblems(window);
+        if (problems.isEmpty() || clock.elapsed() > milliseconds)
+            return problems;
+    }
 }
 
 // A piece of text as it reaches the screen: its height in pixels after the painter's scaling.

@@ -192,10 +192,8 @@ private slots:
         for (int i = 0; i < tabs->count(); ++i) {
             tabs->setCurrentIndex(i);
             waitIdle(session);
-            QTest::qWait(25); // queued replots and relabelling
-            window.grab(); // paint every view once, so painted views report what they cut
             const QString kind = QString::fromStdString(viewKinds()[size_t(i)].kind);
-            for (const QString &p : layoutProblems(window))
+            for (const QString &p : settledLayoutProblems(window)) // painted, so painted views report what they cut
                 problems << kind + ": " + p;
             // The page in the theme's colours, not the application's: a caption written for the dark theme on the
             // light grey was unreadable.
@@ -252,9 +250,7 @@ private slots:
         auto *view = qobject_cast<ExpertsView *>(tabs->views()[size_t(experts)]);
         QVERIFY(view);
         QTRY_VERIFY_WITH_TIMEOUT(view->drawnAnalysis() != nullptr, 20000);
-        QTest::qWait(60);
-        window.grab();
-        const QStringList problems = layoutProblems(window);
+        const QStringList problems = settledLayoutProblems(window);
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             window.grab().save(QString("%1/1280x720-%2-experts-first.png").arg(dir).arg(int(zoom * 100)));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
@@ -307,9 +303,7 @@ private slots:
         for (const char *kind : {"attention", "heads", "lines", "mask"}) {
             window.showViewKind(kind);
             waitIdle(session);
-            QTest::qWait(60);
-            window.grab();
-            for (const QString &p : layoutProblems(window))
+            for (const QString &p : settledLayoutProblems(window))
                 problems << QString(kind) + ": " + p;
             QCOMPARE(tabs->currentView()->input().site.cross, true);
             if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
@@ -327,9 +321,7 @@ private slots:
         auto *panel = window.findChild<TrainPanel *>();
         QTRY_VERIFY_WITH_TIMEOUT(panel->worker()->state() == TrainingWorker::State::Finished, 20000);
         QTRY_VERIFY_WITH_TIMEOUT(panel->attentionView()->input().trace != nullptr, 10000);
-        QTest::qWait(60);
-        window.grab();
-        for (const QString &p : layoutProblems(window))
+        for (const QString &p : settledLayoutProblems(window))
             problems << QString("train: ") + p;
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(window.grab().save(QString("%1/1280x720-%2-seq2seq-train.png").arg(dir).arg(int(zoom * 100))));

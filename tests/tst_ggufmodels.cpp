@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "io/gguf.h"
+#include "io/ggufwriter.h"
 #include "model/builtinmodels.h"
 #include "model/ggufmodel.h"
 #include "model/model.h"
@@ -325,6 +326,15 @@ void TestGgufModels::refusesWhatDoesNotFit()
     refused(replaced("qwen2", "qwen9"),
         "metadata key 'general.architecture': 'qwen9' is not an architecture this program reads (it reads llama, "
         "qwen2");
+    // An encoder's file: llama.cpp's bert holds no masked-LM head, and the message says so.
+    {
+        GgufWriter w;
+        w.setString("general.architecture", "bert");
+        refused(QByteArray::fromStdString(w.bytes()),
+            "'bert' is not an architecture this program reads (it reads llama, qwen2, qwen3, qwen3moe, olmo2, smollm3, "
+            "gemma2, gemma3, phi3, gpt2, gptneox, gpt-oss): llama.cpp's encoder files are sentence-embedding models, "
+            "written without a masked-LM head");
+    }
     refused(replaced("qwen2.block_count", "qwen2.block_cOunt"), "metadata key 'qwen2.block_count': missing");
     refused(replaced("blk.1.ffn_down.weight", "blk.1.ffn_dowN.weight"), "tensor 'blk.1.ffn_down.weight' is missing");
     refused(replaced("output_norm.weight", "output_norX.weight"), "tensor 'output_norm.weight' is missing");

@@ -56,14 +56,39 @@ std::string readArchitectures()
     return names;
 }
 
+// llama.cpp's architectures of the families this program opens from other files, and why their GGUF files are not
+// read: its encoders are sentence-embedding models, written without the masked-LM head that gives logits.
+struct UnreadArchitecture
+{
+    const char *gguf;
+    const char *why;
+};
+constexpr const char *kEmbeddingModel = "llama.cpp's encoder files are sentence-embedding models, written without a "
+                                        "masked-LM head, so they have no logits to show; BertForMaskedLM checkpoints "
+                                        "open from their Hugging Face directories";
+constexpr std::array kUnreadArchitectures = {
+    UnreadArchitecture {"bert", kEmbeddingModel},
+    UnreadArchitecture {"nomic-bert", kEmbeddingModel},
+    UnreadArchitecture {"jina-bert-v2", kEmbeddingModel},
+    UnreadArchitecture {"modern-bert", kEmbeddingModel},
+    UnreadArchitecture {"t5encoder", "a T5 encoder alone has no logits to show"},
+    UnreadArchitecture {"t5",
+        "llama.cpp's T5 files are not read yet; T5ForConditionalGeneration checkpoints open from their Hugging Face "
+        "directories"},
+};
+
 const GgufArchitecture &architectureOf(const GgufFile &f)
 {
     const std::string &name = f.string("general.architecture");
     for (const GgufArchitecture &a : kArchitectures)
         if (name == a.gguf)
             return a;
+    std::string why;
+    for (const UnreadArchitecture &a : kUnreadArchitectures)
+        if (name == a.gguf)
+            why = std::string(": ") + a.why;
     throw Error(f.path() + ": metadata key 'general.architecture': '" + shownText(name)
-        + "' is not an architecture this program reads (it reads " + readArchitectures() + ")");
+        + "' is not an architecture this program reads (it reads " + readArchitectures() + ")" + why);
 }
 
 // The shape of the tensor `name` ([rows, columns]), or the error that it is missing.
