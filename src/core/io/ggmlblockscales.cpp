@@ -41,7 +41,8 @@ GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *b)
         levels(0, 31);
         break;
     case GgmlType::Q8_0:
-        one("w = d \u00B7 q, q = \u2212128 \u2026 127 (ggml's quantizer writes \u2212127 \u2026 127)", half(b), false, 0);
+        one("w = d \u00B7 q, q = \u2212128 \u2026 127 (ggml's quantizer writes \u2212127 \u2026 127)", half(b), false,
+            0);
         levels(-128, 127);
         break;
     case GgmlType::IQ4_NL:
