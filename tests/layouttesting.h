@@ -118,20 +118,25 @@ inline QStringList layoutProblems(QMainWindow &window)
     return problems;
 }
 
-// layoutProblems once the window has settled: queued relayouts and replots run, the window drawn again, up to
-// `milliseconds` for the problems to go; what stays is a problem (a fixed wait before one look was flaky under the
-// sanitizers' slower build).
-inline QStringList settledLayoutProblems(QMainWindow &window, int milliseconds = 5000)
+// What `problems()` finds once the window has settled: queued relayouts and replots run and the window drawn again,
+// up to `milliseconds` for the problems to go; what stays is a problem (one look after a fixed wait was flaky under
+// the sanitizers' slower build).
+template <typename Check> QStringList settledProblems(QMainWindow &window, Check problems, int milliseconds = 5000)
 {
     QElapsedTimer clock;
     clock.start();
     for (;;) {
-        QTest::qWait(50);
+        QTest::qWait(25);
         window.grab();
-        const QStringList problems = layoutProblems(window);
-        if (problems.isEmpty() || clock.elapsed() > milliseconds)
-            return problems;
+        const QStringList found = problems();
+        if (found.isEmpty() || clock.elapsed() > milliseconds)
+            return found;
     }
+}
+
+inline QStringList settledLayoutProblems(QMainWindow &window)
+{
+    return settledProblems(window, [&] { return layoutProblems(window); });
 }
 
 // A piece of text as it reaches the screen: its height in pixels after the painter's scaling.

@@ -185,13 +185,12 @@ private slots:
             // runs, and how far it got when measured depends on the machine's load.
             for (const TrainPanel *train : window.findChildren<TrainPanel *>())
                 QTRY_VERIFY_WITH_TIMEOUT(!train->worker()->running(), 300000);
-            QTest::qWait(25); // queued replots and relabelling
-            window.grab(); // paint every view once, so painted views report what they cut
             const QString where = QString("step %1 '%2' (%3)")
                                       .arg(step + 1)
                                       .arg(QString::fromStdString(player.currentStep().title))
                                       .arg(QString::fromStdString(session.spec().view));
-            for (const QString &p : stepProblems(window, projectorMinimumPixels(projector)))
+            const double least = projectorMinimumPixels(projector);
+            for (const QString &p : settledProblems(window, [&] { return stepProblems(window, least); }))
                 problems << where + ": " + p;
             if (!shots.isEmpty())
                 QVERIFY(window.grab().save(QString("%1/%2-%3x%4-step%5.png")
