@@ -523,9 +523,7 @@ void TestGguf::placesEveryWeightOnItsBlocksLevels()
             QVERIFY2(!s.formula.empty() && s.subBlock > 0, e.name.c_str());
             QCOMPARE(int64_t(s.scales.size()), info.blockElements / s.subBlock);
             QVERIFY(s.mins.empty() || s.mins.size() == s.scales.size());
-            std::vector<double> levels(s.levelTable.begin(), s.levelTable.end());
-            for (int q = s.lowest; q <= s.highest; ++q)
-                levels.push_back(q);
+            const std::vector<float> levels = s.levelMultipliers();
             QVERIFY2(!levels.empty(), e.name.c_str());
             dequantizeGgml(e.type, block, info.blockElements, w.data());
             for (int64_t i = 0; i < info.blockElements; ++i) {
@@ -534,9 +532,9 @@ void TestGguf::placesEveryWeightOnItsBlocksLevels()
                 if (!std::isfinite(w[size_t(i)]) || !std::isfinite(scale) || !std::isfinite(min))
                     continue; // a random block's scale that is not a number
                 double nearest = INFINITY, largest = 0;
-                for (double v : levels) {
+                for (const float v : levels) {
                     nearest = std::min(nearest, std::fabs(double(w[size_t(i)]) - (scale * v - min)));
-                    largest = std::max(largest, std::fabs(v));
+                    largest = std::max(largest, std::fabs(double(v)));
                 }
                 if (nearest > 1e-6 * (std::fabs(scale) * largest + std::fabs(min)))
                     QFAIL(qPrintable(QString("%1, block %2, weight %3: %4 is on no level of scale %5, minimum %6")

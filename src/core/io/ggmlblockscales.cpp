@@ -1,7 +1,7 @@
 #include "io/ggmlblocks.h"
 #include "io/ggmltypes.h"
 
-// What a block holds besides its levels, for the Quantization view: apart from the decoders (io/ggmltypes.cpp), which
+// What a block holds besides its levels, for the Quantization view: apart from the decoders (io/ggmldecoders.h), which
 // compute the same scales again for every block of a product.
 namespace atlas {
 

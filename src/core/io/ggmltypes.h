@@ -79,6 +79,15 @@ struct GgmlBlockScales
     // non-uniform levels (IQ4_NL, IQ4_XS, MXFP4; then lowest > highest), scale · v for each v of levelTable.
     int lowest = 0, highest = -1;
     std::vector<float> levelTable;
+
+    // What a sub-block's scale multiplies to give each of its levels: levelTable, or q = lowest … highest.
+    std::vector<float> levelMultipliers() const
+    {
+        std::vector<float> m(levelTable);
+        for (int q = lowest; q <= highest; ++q)
+            m.push_back(float(q));
+        return m;
+    }
 };
 GgmlBlockScales ggmlBlockScales(GgmlType type, const unsigned char *block);
 

@@ -33,20 +33,11 @@ std::string roleOf(const QuantizedMatrix &m)
     return m.role.substr(2); // "W_q" -> "q"
 }
 
-// What a sub-block's scale multiplies to give its levels (q, or v of a non-uniform table), where they are few enough
-// to draw as lines; none otherwise.
-std::vector<double> levelMultipliers(const GgmlBlockScales &s)
+// A sub-block's level multipliers where they are few enough to draw as lines; none otherwise.
+std::vector<float> drawnLevels(const GgmlBlockScales &s)
 {
-    if (s.scales.empty() || s.subBlock <= 0)
-        return {};
-    if (!s.levelTable.empty())
-        return std::vector<double>(s.levelTable.begin(), s.levelTable.end());
-    if (s.highest < s.lowest || s.highest - s.lowest >= 40)
-        return {};
-    std::vector<double> q;
-    for (int v = s.lowest; v <= s.highest; ++v)
-        q.push_back(v);
-    return q;
+    std::vector<float> m = s.scales.empty() || s.subBlock <= 0 ? std::vector<float>() : s.levelMultipliers();
+    return m.size() <= 40 ? m : std::vector<float>();
 }
 
 } // namespace
@@ -139,7 +130,7 @@ QString QuantizationView::draw(const QuantizationAnalysis &result)
         if (e.scales.scales.size() == 1)
             text += tr(", d = %1").arg(formatNumber(e.scales.scales.front(), 4))
                 + (e.scales.mins.empty() ? QString() : tr(", m = %1").arg(formatNumber(e.scales.mins.front(), 4)));
-        if (!levelMultipliers(e.scales).empty())
+        if (!drawnLevels(e.scales).empty())
             text += tr(" (grey lines: the levels)");
         text += tr(".");
     }
@@ -238,13 +229,13 @@ void QuantizationView::drawBlock(const QuantizationEffect &e)
     // The levels a sub-block can read back: scale · q − min (or scale · v of a non-uniform type's table), drawn where
     // they are few enough to tell apart.
     const GgmlBlockScales &s = e.scales;
-    const std::vector<double> multipliers = levelMultipliers(s);
+    const std::vector<float> multipliers = drawnLevels(s);
     if (!multipliers.empty())
         for (size_t j = 0; j < s.scales.size() && int64_t(j) * s.subBlock < n; ++j) {
             const double from = double(j) * double(s.subBlock) - 0.5,
                          to = std::min(double(n), double(j + 1) * double(s.subBlock)) - 0.5;
             const double min = s.mins.empty() ? 0.0 : s.mins[j];
-            for (const double q : multipliers) {
+            for (const float q : multipliers) {
                 const double level = double(s.scales[j]) * q - min;
                 if (level < low - 0.05 * (high - low) || level > high + 0.05 * (high - low))
                     continue;
