@@ -346,6 +346,17 @@ void TestGgufModels::refusesWhatDoesNotFit()
         b.replace(b.indexOf("blk.0.attn_q.bias"), 17, "blk.0.attn_q.biaX");
         refused(b, "tensor 'blk.0.attn_k.bias' has no place in a llama model of these keys");
     }
+    // The GELU that save names in a gptneox file it wrote (a GPT-2 layout with RoPE): tanh or erf, nothing else.
+    {
+        QFile neox(dataPath("gguf/saved/reverse-rope-q8_0.gguf"));
+        QVERIFY(neox.open(QIODevice::ReadOnly));
+        QByteArray b = neox.readAll();
+        const QByteArray key = "transformer_atlas.gelu";
+        const qsizetype value = b.indexOf(key) + key.size() + 4 + 8; // after the key: its type (4 bytes), length (8)
+        QCOMPARE(b.mid(value, 4), QByteArray("tanh"));
+        b.replace(value, 4, "tahn");
+        refused(b, "metadata key 'transformer_atlas.gelu': 'tahn' is not a GELU (tanh or erf)");
+    }
     // A tensor of another shape: blk.0.attn_q.weight's 32 rows (its ne[1]) read as 16.
     {
         QByteArray b = bytes;

@@ -52,6 +52,20 @@ RowMap neoxQkvRows(int64_t rows, int64_t heads)
     };
 }
 
+// A GPT-2 layout's qkv, [all q; all k; all v], written as gptneox: RoPE on adjacent pairs (RoFormer's) becomes NeoX's
+// rotation of halves when each head's q and k rows are regrouped, pair i's two rows to rows i and n/2 + i of the
+// head's n rotated rows.
+RowMap gpt2RopeQkvRows(int64_t rows, int64_t heads, int64_t rotated)
+{
+    const int64_t width = rows / 3, d = width / heads;
+    return [width, d, rotated](int64_t r) {
+        const int64_t j = r % d;
+        if (r >= 2 * width || j >= rotated) // v, and the rows RoPE leaves
+            return r;
+        return r - j + j % 2 * (rotated / 2) + j / 2;
+    };
+}
+
 bool contains(const std::string &key, const char *part)
 {
     return key.find(part) != std::string::npos;
@@ -67,8 +81,13 @@ Tensor ggufLayout(const ModelConfig &c, const std::string &architecture, const s
         const int64_t heads = contains(key, ".attn_q.") ? c.heads : c.kvHeadCount();
         return movedRows(t, ropePairRows(t.dim(0), heads), direction);
     }
-    if (architecture == "gptneox" && contains(key, ".attn_qkv."))
-        return movedRows(t, neoxQkvRows(t.dim(0), c.heads), direction);
+    if (architecture == "gptneox" && contains(key, ".attn_qkv.")) {
+        if (c.family != Family::Gpt2)
+            return movedRows(t, neoxQkvRows(t.dim(0), c.heads), direction);
+        return c.positions == PositionKind::Rope
+            ? movedRows(t, gpt2RopeQkvRows(t.dim(0), c.heads, c.rotatedDims()), direction)
+            : t;
+    }
     if ((architecture == "gemma2" || architecture == "gemma3") && key.ends_with("norm.weight")) {
         Tensor out = t;
         const float shift = direction == GgufDirection::FromGguf ? -1.0f : 1.0f;

@@ -134,6 +134,17 @@ json gpt2ConfigJson(const GgufFile &f)
         {"activation_function", "gelu_new"}};
 }
 
+// GPT-NeoX's erf GELU, or the one a file `save` wrote says (kGgufGeluKey).
+std::string neoxActivation(const GgufFile &f)
+{
+    if (!f.has(kGgufGeluKey))
+        return "gelu";
+    const std::string gelu = f.string(kGgufGeluKey);
+    if (gelu != "tanh" && gelu != "erf")
+        keyFails(f, kGgufGeluKey, "'" + shownText(gelu) + "' is not a GELU (tanh or erf)");
+    return gelu == "tanh" ? "gelu_new" : "gelu";
+}
+
 // GPTNeoXConfig's keys: rotary_pct from rope.dimension_count, the residual from use_parallel_residual.
 json neoxConfigJson(const GgufFile &f)
 {
@@ -150,7 +161,7 @@ json neoxConfigJson(const GgufFile &f)
         {"rotary_pct", double(rotary) / double(dModel / heads)},
         {"rotary_emb_base", f.has(key("rope.freq_base")) ? f.number(key("rope.freq_base")) : 10000.0},
         {"use_parallel_residual", !f.has(key("use_parallel_residual")) || f.boolean(key("use_parallel_residual"))},
-        {"hidden_act", "gelu"}, {"tie_word_embeddings", f.find("output.weight") == nullptr},
+        {"hidden_act", neoxActivation(f)}, {"tie_word_embeddings", f.find("output.weight") == nullptr},
         {"attention_bias", f.find("blk.0.attn_qkv.bias") != nullptr}};
 }
 

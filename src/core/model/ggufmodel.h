@@ -27,6 +27,12 @@ ModelConfig ggufModelConfig(const GgufFile &file);
 // shape, not finite, or one the architecture has no place for (as llama.cpp does).
 Model loadGgufModel(const std::string &path);
 
+// The key `save` writes into a gptneox file for the GELU its model computes, "tanh" or "erf". llama.cpp's gptneox has
+// no such key (it computes the tanh GELU, through a table of half-precision values); a file without it is read with
+// GPT-NeoX's erf GELU, as Hugging Face's checkpoints (Pythia) have it. A GPT-2 layout with RoPE, saved as gptneox, so
+// reads back as the model saved.
+inline constexpr const char *kGgufGeluKey = "transformer_atlas.gelu";
+
 // What saveGgufModel wrote.
 struct GgufSaveReport
 {

@@ -124,6 +124,8 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
             w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotatedDims()));
             w.setFloat32(key("rope.freq_base"), c.ropeBase);
             w.setBool(key("use_parallel_residual"), c.parallelResidual);
+            if (c.activation == Activation::GeluTanh || c.activation == Activation::GeluErf)
+                w.setString(kGgufGeluKey, c.activation == Activation::GeluTanh ? "tanh" : "erf");
         }
         return;
     }
@@ -418,7 +420,10 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     // The file read back must describe the model that was saved: what the architecture cannot hold comes back
     // otherwise, and is refused before anything is written.
     const GgufFile back(path + " (as written, read back)", inMemoryFile(bytes));
-    const auto want = computedProperties(c), got = computedProperties(ggufModelConfig(back));
+    ModelConfig written = c;
+    if (architecture == "gptneox" && c.family == Family::Gpt2) // its q and k rows regrouped for NeoX's rotation
+        written.positions = PositionKind::RopeHalf;
+    const auto want = computedProperties(written), got = computedProperties(ggufModelConfig(back));
     std::string mismatch;
     for (size_t i = 0; i < want.size() && mismatch.empty(); ++i)
         if (want[i] != got[i])

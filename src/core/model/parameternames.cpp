@@ -274,6 +274,10 @@ std::string requireGgufArchitecture(const ModelConfig &c)
 
 std::string ggufArchitecture(const ModelConfig &c)
 {
+    // llama.cpp's gpt2 has learned positions only; its gptneox is the same block (with a sequential residual) that
+    // turns q and k by RoPE, so a GPT-2 layout with RoPE is written as gptneox (model/gguflayout.h)
+    if (c.family == Family::Gpt2 && c.architecture() == Architecture::Decoder && c.rotatesQueriesAndKeys())
+        return "gptneox";
     return configjson::modelTypeOf(c.modelType, "the model's config").gguf;
 }
 

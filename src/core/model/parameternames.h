@@ -85,8 +85,9 @@ std::string modelPrefix(Family family);
 // 1 + w), the names do not say so: the GGUF reader does.
 //
 // llama.cpp's architecture for the config's model type (general.architecture): "llama" (Llama, Mistral, Mixtral),
-// "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "olmo2", "smollm3", "gpt2", "gptneox"; "" for the
-// families read from Hugging Face files only (GPT-Neo, BERT, T5).
+// "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "olmo2", "smollm3", "gpt2", "gptneox" (also GPT-2's layout
+// with RoPE, which llama.cpp's gpt2 cannot hold); "" for the families read from Hugging Face files only (GPT-Neo, BERT,
+// T5).
 std::string ggufArchitecture(const ModelConfig &c);
 // "token_embd", "position_embd", "output_norm", "output".
 std::string ggufModelParameter(const ModelConfig &c, ModelPart part);
