@@ -98,11 +98,12 @@ Tensor logitsOf(const Model &model, const std::vector<int> &ids)
 
 // Built-in models and files under tests/data.
 const char *const kRoundTrips[] = {"reverse", "reverse-llama", "reverse-gemma2", "reverse-qwen3", "reverse-rope",
-    "gguf/models/llama_tiny-f32.gguf", "gguf/models/llama_hd_tiny-f32.gguf", "gguf/models/mistral_tiny-f32.gguf",
-    "gguf/models/mixtral_tiny-f32.gguf", "gguf/models/qwen2_tiny-f32.gguf", "gguf/models/qwen3_moe_tiny-f32.gguf",
-    "gguf/models/olmo2_tiny-f32.gguf", "gguf/models/smollm3_tiny-f32.gguf", "gguf/models/gemma2_tiny-f32.gguf",
-    "gguf/models/gemma3_tiny-f32.gguf", "gguf/models/gpt2_tiny-f32.gguf", "gguf/models/neox_tiny-f32.gguf",
-    "gguf/models/phi3_tiny-f32.gguf", "gguf/models/phi3_long_tiny-f32.gguf"};
+    "reverse-gpt-oss", "gguf/models/gpt_oss_mxfp4_tiny-f32.gguf", "gguf/models/llama_tiny-f32.gguf",
+    "gguf/models/llama_hd_tiny-f32.gguf", "gguf/models/mistral_tiny-f32.gguf", "gguf/models/mixtral_tiny-f32.gguf",
+    "gguf/models/qwen2_tiny-f32.gguf", "gguf/models/qwen3_moe_tiny-f32.gguf", "gguf/models/olmo2_tiny-f32.gguf",
+    "gguf/models/smollm3_tiny-f32.gguf", "gguf/models/gemma2_tiny-f32.gguf", "gguf/models/gemma3_tiny-f32.gguf",
+    "gguf/models/gpt2_tiny-f32.gguf", "gguf/models/neox_tiny-f32.gguf", "gguf/models/phi3_tiny-f32.gguf",
+    "gguf/models/phi3_long_tiny-f32.gguf"};
 
 } // namespace
 
@@ -288,11 +289,25 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
     const CliResult bert = runCli({"save", "--model", dataPath("bert_tiny"), "--out", QString::fromStdString(out)});
     QCOMPARE(bert.code, 1);
     QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
-    const CliResult gptOss
-        = runCli({"save", "--model", dataPath("gpt_oss_tiny"), "--out", QString::fromStdString(out)});
-    QCOMPARE(gptOss.code, 1);
-    QVERIFY2(gptOss.err.contains("a gpt_oss model is read from llama.cpp's gpt-oss files but not written as one"),
-        qPrintable(gptOss.err));
+    // gpt-oss's own YaRN leaves the ramp's ends where they fall (truncate false); llama.cpp's rounds them to whole
+    // pairs
+    Model gptOss = *loadModel("reverse-gpt-oss");
+    gptOss.config.ropeScaling.kind = RopeScaling::Kind::Yarn;
+    gptOss.config.ropeScaling.factor = 32; // GptOssConfig's: the ramp from pair 2.62 to 5.63 of 8
+    gptOss.config.ropeScaling.originalContext = 4096;
+    gptOss.config.ropeScaling.attentionFactor = 0.1 * std::log(32.0) + 1;
+    gptOss.config.ropeScaling.truncate = false;
+    try {
+        saveGgufModel(gptOss, out, GgmlType::F32);
+        QFAIL("a YaRN without truncation was saved");
+    } catch (const Error &e) {
+        const QString message = e.what();
+        QVERIFY2(
+            message.startsWith("reverse-gpt-oss: llama.cpp's gpt-oss architecture cannot hold this model (layer 0: "
+                               "the model has window 16, experts 1, RoPE 1 on 16 dimensions, amplitude 1.34657")
+                && message.contains("a gpt-oss file can only say") && message.endsWith("nothing was written"),
+            qPrintable(message));
+    }
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
 }
 

@@ -242,9 +242,9 @@ void phi3Keys(const GgufFile &f, json &j)
 }
 
 // gpt-oss's (llama.cpp's gpt-oss, as GptOssModel converts it): a window of attention.sliding_window on the layers of
-// attention.sliding_window_pattern (even ones when absent), YaRN from rope.scaling.* with its ramp floored and ceiled
-// to whole pairs (llama.cpp's ggml_rope_yarn_corr_dims: transformers' truncate true, where gpt-oss's own config says
-// false), and the experts' clamp at 7 (llama.cpp's constant: the file holds no swiglu_limit).
+// attention.sliding_window_pattern (even ones when absent), YaRN from rope.scaling.* (none without them) with its ramp
+// floored and ceiled to whole pairs (llama.cpp's ggml_rope_yarn_corr_dims: transformers' truncate true, where gpt-oss's
+// own config says false), and the experts' clamp at 7 (llama.cpp's constant: the file holds no swiglu_limit).
 void gptOssKeys(const GgufFile &f, json &j)
 {
     const auto key = [](const char *suffix) { return std::string("gpt-oss.") + suffix; };
@@ -273,6 +273,8 @@ void gptOssKeys(const GgufFile &f, json &j)
     for (const char *unread : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_ext_factor", "rope.freq_base_swa"})
         if (f.has(key(unread)))
             keyFails(f, key(unread), "is not read (gpt-oss's converter does not write it)");
+    // Without rope.scaling.type llama.cpp turns by the base frequencies alone, where GptOssConfig's default is YaRN
+    j["rope_scaling"] = nullptr;
     if (!f.has(key("rope.scaling.type")))
         return;
     const std::string &kind = f.string(key("rope.scaling.type"));

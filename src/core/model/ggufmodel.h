@@ -45,18 +45,18 @@ struct GgufSaveReport
 
 // Writes `m` as a GGUF file llama.cpp runs (`save`): its config as llama.cpp's architecture keys, its tensors by
 // their GGUF names in the file's layout (model/gguflayout.h), matrices as `type` (F32, F16, Q8_0, Q4_0 or Q4_K;
-// 1-D tensors, positions and routers in F32), and its tokenizer (a GGUF file's own, or the project's byte-level one).
-// Before writing, the file is read back and must describe the model saved:
-// what the architecture cannot hold (a window llama's has not, another positional encoding …) is refused, naming
-// the property. An existing `path` is replaced only when save wrote it. Throws atlas::Error.
-// A non-empty `description` becomes general.description (a built-in model's description, when the file is one).
+// 1-D tensors, biases, positions and routers in F32), and its tokenizer (a GGUF file's own, or the project's byte-level
+// one). Before writing, the file is read back and must describe the model saved: what the architecture cannot hold (a
+// window llama's has not, another positional encoding …) is refused, naming the property. An existing `path` is
+// replaced only when save wrote it. Throws atlas::Error. A non-empty `description` becomes general.description (a
+// built-in model's description, when the file is one).
 GgufSaveReport saveGgufModel(
     const Model &m, const std::string &path, GgmlType type, const std::string &description = {});
 
 // The type `save` stores tensor `key` (a GGUF or a parameter name) of `shape` as, asked for `wanted`: 1-D tensors
-// (norms, biases), positions, routers and rope_freqs in F32, as llama-quantize keeps them; a matrix whose rows are not
-// a whole number of the type's blocks falls back (Q4_K to Q4_0, then to F16), as llama-quantize falls back to another
-// type for such rows.
+// (norms, biases), biases of every shape (gpt-oss's experts'), positions, routers and rope_freqs in F32, as
+// llama-quantize keeps them; a matrix whose rows are not a whole number of the type's blocks falls back (Q4_K to Q4_0,
+// then to F16), as llama-quantize falls back to another type for such rows.
 GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wanted);
 
 // llama.cpp's name of a file's general.file_type (llama_ftype): "Q4_K_M", "F16" …; "" for a number it does not name.

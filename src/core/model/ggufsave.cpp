@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <sstream>
 
@@ -146,8 +147,18 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
     if (c.hasExperts()) {
         w.setUInt32(key("expert_count"), uint32_t(c.experts));
         w.setUInt32(key("expert_used_count"), uint32_t(c.expertTopK));
-        if (a == "qwen3moe")
+        if (a == "qwen3moe" || a == "gpt-oss")
             w.setUInt32(key("expert_feed_forward_length"), uint32_t(c.dFF));
+    }
+    if (a == "gpt-oss") { // a window on the even layers (llama.cpp's pattern of 2), the model's own checked below
+        w.setUInt32(key("attention.sliding_window"), uint32_t(c.slidingWindow));
+        if (c.ropeScaling.kind == RopeScaling::Kind::Yarn) { // as GptOssModel writes it; the ramp's rounding is read
+            w.setString(key("rope.scaling.type"), "yarn"); // as llama.cpp's, whole pairs, and checked below
+            w.setFloat32(key("rope.scaling.factor"), float(c.ropeScaling.factor));
+            w.setUInt32(key("rope.scaling.original_context_length"), uint32_t(c.ropeScaling.originalContext));
+            w.setFloat32(key("rope.scaling.yarn_beta_fast"), float(c.ropeScaling.betaFast));
+            w.setFloat32(key("rope.scaling.yarn_beta_slow"), float(c.ropeScaling.betaSlow));
+        }
     }
     if (a == "gemma2" || a == "gemma3") {
         if (c.slidingWindow > 0) {
@@ -246,6 +257,55 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
     w.setBool("tokenizer.ggml.add_eos_token", false);
 }
 
+// gpt-oss's parameters that llama.cpp holds otherwise (ggufmodel.cpp's gptOssTensor, undone), passed to `add` by
+// their GGUF names: the sinks as attn_sinks; mlp.experts.gate_up_proj [E, D, 2F] (x W, the gate in the even columns)
+// split into ffn_gate_exps and ffn_up_exps [E, F, D], its bias [E, 2F] into two [E, F]; down_proj [E, F, D] as
+// ffn_down_exps [E, D, F], its bias as it is. False for the other parameters.
+bool addGptOssTensor(
+    const std::string &name, const Tensor &tensor, const std::function<void(const std::string &, const Tensor &)> &add)
+{
+    const size_t layerAt = name.find("layers.");
+    if (layerAt == std::string::npos)
+        return false;
+    const size_t numberAt = layerAt + 7, numberEnd = name.find('.', numberAt);
+    const std::string blk = "blk." + name.substr(numberAt, numberEnd - numberAt) + ".",
+                      part = name.substr(numberEnd + 1);
+    const Tensor t = tensor.unpacked();
+    if (part == "self_attn.sinks") {
+        add(blk + "attn_sinks.weight", t);
+        return true;
+    }
+    if (part == "mlp.experts.down_proj_bias") {
+        add(blk + "ffn_down_exps.bias", t);
+        return true;
+    }
+    if (part == "mlp.experts.down_proj") {
+        const int64_t E = t.dim(0), F = t.dim(1), D = t.dim(2);
+        Tensor down = Tensor::uninitialized({E, D, F});
+        for (int64_t e = 0; e < E; ++e) // each expert's [F, D] transposed
+            down.slice(e) = t.slice(e).transpose();
+        add(blk + "ffn_down_exps.weight", down);
+        return true;
+    }
+    const bool bias = part == "mlp.experts.gate_up_proj_bias";
+    if (!bias && part != "mlp.experts.gate_up_proj")
+        return false;
+    const int64_t E = t.dim(0), D = bias ? 1 : t.dim(1), F = t.dim(t.rank() - 1) / 2;
+    const Shape shape = bias ? Shape {E, F} : Shape {E, F, D};
+    Tensor gate = Tensor::uninitialized(shape), up = Tensor::uninitialized(shape);
+    for (int64_t e = 0; e < E; ++e)
+        for (int64_t k = 0; k < F; ++k)
+            for (int64_t d = 0; d < D; ++d) {
+                const float *cell = t.data() + (e * D + d) * 2 * F + 2 * k;
+                gate.data()[(e * F + k) * D + d] = cell[0];
+                up.data()[(e * F + k) * D + d] = cell[1];
+            }
+    const std::string suffix = bias ? ".bias" : ".weight";
+    add(blk + "ffn_gate_exps" + suffix, gate);
+    add(blk + "ffn_up_exps" + suffix, up);
+    return true;
+}
+
 // A text of the kinds a pre-tokenizer cuts differently: contractions, runs of digits, punctuation, spaces and newlines,
 // accented, Cyrillic, Chinese and emoji characters, and a special token.
 constexpr const char *kTokenizerCheckText
@@ -312,8 +372,8 @@ void refuseToReplace(const std::string &path)
 
 GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wanted)
 {
-    if (shape.size() < 2 || key.starts_with("position_embd") || key.find("ffn_gate_inp") != std::string::npos
-        || key.starts_with("rope_freqs"))
+    if (shape.size() < 2 || key.ends_with(".bias") || key.starts_with("position_embd")
+        || key.find("ffn_gate_inp") != std::string::npos || key.starts_with("rope_freqs"))
         return GgmlType::F32;
     GgmlType type = wanted;
     if (type == GgmlType::Q4_K && shape.back() % 256 != 0)
@@ -326,15 +386,13 @@ GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wan
 GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
 {
     const ModelConfig &c = m.config;
-    const std::string architecture
-        = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo || c.attentionSinks
+    const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
         ? std::string()
-        : ggufArchitecture(c); // gpt-oss is read from GGUF files, not written
+        : ggufArchitecture(c);
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
-            + (c.attentionSinks ? " model is read from llama.cpp's gpt-oss files but not written as one"
-                                : " model has no llama.cpp architecture this program writes")
-            + " (it writes llama, qwen2, qwen3, qwen3moe, olmo2, smollm3, gemma2, gemma3, phi3, gpt2 and gptneox)");
+            + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
+              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2, gptneox and gpt-oss)");
     if (!ggmlTypeInfo(type).written())
         throw Error(
             std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
@@ -342,8 +400,9 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     checkFitsInMemory(double(Model::parameterCountOf(c)) * sizeof(float) * 2,
         m.name + ": its " + std::to_string(Model::parameterCountOf(c)) + " parameters, converted in memory,");
 
-    // llama.cpp's gptneox and olmo2 read an output matrix always (a tied one is written twice); gemma2's never
-    const bool headRequired = c.tiedHead && (architecture == "gptneox" || architecture == "olmo2");
+    // llama.cpp's gptneox, olmo2 and gpt-oss read an output matrix always (a tied one is written twice); gemma2's never
+    const bool headRequired
+        = c.tiedHead && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss");
     if (architecture == "gemma2" && !c.tiedHead)
         throw Error(m.name
             + ": llama.cpp's gemma2 architecture reads the output head from the embedding, and this "
@@ -373,6 +432,9 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     std::vector<std::string> order;
     std::vector<std::string> unplaced; // parameters no GGUF tensor holds (entmax's α …): refused below
     forEachParameter(m, [&](const std::string &name, const Shape &, const Tensor &tensor, bool) {
+        if (c.stacksExperts()
+            && addGptOssTensor(name, tensor, [&](const std::string &key, const Tensor &t) { add(key, t, type); }))
+            return;
         const auto named = names.find(name);
         if (named == names.end()) {
             unplaced.push_back(name);
