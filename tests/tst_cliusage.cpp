@@ -100,7 +100,8 @@ private slots:
         QVERIFY(at("analyze-heads") + 1 == at("circuit")); // the folders' commands after it, in the folders' order
         QVERIFY(at("circuit") + 1 == at("path-patch"));
         QVERIFY(at("path-patch") + 1 == at("dla"));
-        QVERIFY(at("dla") + 1 == at("patch"));
+        QVERIFY(at("dla") + 1 == at("needle"));
+        QVERIFY(at("needle") + 1 == at("patch"));
         const Result r = run({"patch", "--model", "reverse", "--text", "abcdef>fedcba", "--target", "a",
             "--corrupted-text", "abcdeg>gedcba", "--position", "6"});
         QVERIFY2(r.code == 0 && r.out.contains("recovered fraction"), qPrintable(r.err));

@@ -1,0 +1,191 @@
+#include "needle/haystack.h"
+
+#include "engine/attentiontrace.h"
+#include "engine/engine.h"
+#include "engine/recompute.h"
+#include "tokenize/tokenizer.h"
+#include "trace/names.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+// Whether token `id` ends a sentence or a line: its text's last visible character is . ! ? or a newline.
+bool endsSentence(const Tokenizer &tokenizer, int id)
+{
+    const std::string text = tokenizer.decode({id});
+    for (auto c = text.rbegin(); c != text.rend(); ++c) {
+        if (*c == '\n')
+            return true;
+        if (*c != ' ' && *c != '\t' && *c != '\r')
+            return *c == '.' || *c == '!' || *c == '?';
+    }
+    return false;
+}
+
+std::vector<int> encoded(const Tokenizer &tokenizer, const std::string &text, const char *what)
+{
+    std::vector<int> ids = tokenizer.encode(text);
+    if (ids.empty())
+        throw Error(std::string(what) + " has no tokens");
+    return ids;
+}
+
+// Head-averaged share of query `row`'s attention on keys [from, to) in block `layer` of the engine's run: from the
+// trace, or from its queries and keys recomputed when each block kept only its input.
+float attentionShare(const Engine &engine, int layer, int row, int from, int to)
+{
+    const Model &model = engine.model();
+    const std::vector<int> &padding = engine.input().padding;
+    std::optional<LayerAttention> found = LayerAttention::find(&model, padding, engine.trace(), {}, layer);
+    Trace recomputed;
+    if (!found) {
+        const std::vector<std::string> names = readoutInputs(model.config, layer);
+        putRecomputed(recomputed, engine.program(), names, engine.recompute(names));
+        const std::string lse = names::layerTensor(layer, "attn.lse");
+        const TraceEntry *kept = engine.trace().find(lse);
+        if (!kept)
+            throw Error("the run kept no " + lse + " to read layer " + std::to_string(layer) + "'s attention from");
+        recomputed.put(lse, kept->formula, kept->op, kept->tensor);
+        found = LayerAttention::find(&model, padding, recomputed, {}, layer);
+        if (!found)
+            throw Error("layer " + std::to_string(layer) + "'s attention could not be read back");
+    }
+    std::vector<float> buffer;
+    double sum = 0;
+    for (int64_t h = 0; h < found->heads(); ++h) {
+        const float *p = found->rows(ops::ScoreStage::Probs, h, row, row + 1, buffer);
+        for (int key = from; key < to; ++key)
+            sum += p[key];
+    }
+    return float(sum / double(found->heads()));
+}
+
+} // namespace
+
+std::string needleProblem(const Model &model)
+{
+    const ModelConfig &c = model.config;
+    if (c.isEncoderDecoder())
+        return model.name + " is an encoder\u2013decoder; the test reads one stack that predicts the next token";
+    if (!c.causal)
+        return model.name + " is an encoder: it sees the whole text at once and predicts no next token";
+    return "";
+}
+
+std::string contextTooLong(const Model &model, int tokens)
+{
+    if (tokens <= model.config.context)
+        return "";
+    return "a context of " + std::to_string(tokens) + " tokens is past " + model.name + "'s context of "
+        + std::to_string(model.config.context) + " tokens";
+}
+
+std::vector<int> needleContext(
+    const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd)
+{
+    std::vector<int> document = tokenizer.encodeWithSpecialTokens(test.haystack);
+    while (!document.empty() && tokenizer.role(document.back()) == TokenRole::Special) // an EOS the tokenizer adds
+        document.pop_back();
+    size_t lead = 0; // a BOS and any special token before the text stay first
+    while (lead < document.size() && tokenizer.role(document[lead]) == TokenRole::Special)
+        ++lead;
+    const std::vector<int> leading(document.begin(), document.begin() + int64_t(lead)),
+        body(document.begin() + int64_t(lead), document.end());
+    if (body.empty())
+        throw Error("the document has no tokens");
+    const std::vector<int> needle = encoded(tokenizer, test.needle, "the needle"),
+                           question = encoded(tokenizer, test.question, "the question"),
+                           answer = encoded(tokenizer, test.answer, "the answer");
+    const int64_t fixed = int64_t(leading.size() + needle.size() + question.size() + answer.size() - 1);
+    const int64_t room = int64_t(test.tokens) - fixed;
+    if (room < 1)
+        throw Error("a context of " + std::to_string(test.tokens) + " tokens cannot hold the needle ("
+            + std::to_string(needle.size()) + " tokens), the question (" + std::to_string(question.size())
+            + ") and the answer (" + std::to_string(answer.size()) + ") with any of the document");
+    std::vector<int> filler;
+    filler.reserve(size_t(room));
+    while (int64_t(filler.size()) < room)
+        filler.push_back(body[filler.size() % body.size()]);
+    const int64_t wanted
+        = std::clamp(int64_t(std::lround(std::clamp(depth, 0.0, 1.0) * double(room))), int64_t(0), room);
+    int64_t at = wanted;
+    const int64_t reach = std::min<int64_t>(64, room / 20); // so that nearby depths keep apart
+    for (int64_t back = 0; back <= reach && wanted - back >= 0; ++back) {
+        const int64_t q = wanted - back;
+        if (q == 0 || endsSentence(tokenizer, filler[size_t(q - 1)])) {
+            at = q;
+            break;
+        }
+    }
+    std::vector<int> ids = leading;
+    ids.insert(ids.end(), filler.begin(), filler.begin() + at);
+    *needleStart = int(ids.size());
+    ids.insert(ids.end(), needle.begin(), needle.end());
+    *needleEnd = int(ids.size());
+    ids.insert(ids.end(), filler.begin() + at, filler.end());
+    ids.insert(ids.end(), question.begin(), question.end());
+    ids.insert(ids.end(), answer.begin(), answer.end() - 1);
+    return ids;
+}
+
+NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokenizer &tokenizer, const NeedleTest &test,
+    size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+{
+    if (const std::string why = needleProblem(*model); !why.empty())
+        throw Error(why);
+    const ModelConfig &c = model->config;
+    if (const std::string why = contextTooLong(*model, test.tokens); !why.empty())
+        throw Error(why);
+    if (test.depths < 2)
+        throw Error("the test needs at least 2 depths (the start and the end), not " + std::to_string(test.depths));
+    NeedleResult result;
+    result.model = model->name;
+    result.tokens = test.tokens;
+    result.layers = c.layers;
+    result.answer = encoded(tokenizer, test.answer, "the answer");
+    if (progress)
+        progress->total = test.depths;
+    for (int d = 0; d < test.depths; ++d) {
+        if (cancel && cancel->load())
+            return {};
+        NeedleAtDepth at;
+        at.depth = double(d) / double(test.depths - 1);
+        Input input;
+        input.tokens = needleContext(tokenizer, test, at.depth, &at.needleStart, &at.needleEnd);
+        result.questionPosition = int(input.tokens.size() - result.answer.size() + 1) - 1;
+        EngineOptions options;
+        options.memoryBudget = memoryBudget;
+        if (onDemandObstacle(c, input).empty())
+            options.attention = EngineOptions::Attention::OnDemand;
+        Engine engine(model, input, options);
+        if (!engine.runToEnd([cancel](int, int) { return !(cancel && cancel->load()); }))
+            return {};
+        std::vector<int> positions;
+        for (size_t i = 0; i < result.answer.size(); ++i)
+            positions.push_back(result.questionPosition + int(i));
+        const Tensor probs = engine.nextTokenProbs(positions);
+        at.answerProbability = 1;
+        at.greedy = true;
+        for (size_t i = 0; i < positions.size(); ++i) {
+            const float *row = probs.data() + int64_t(i) * probs.dim(1);
+            const float p = row[result.answer[i]];
+            at.answerProbability *= p;
+            if (i == 0)
+                at.firstTokenProbability = p;
+            at.greedy = at.greedy && int(std::max_element(row, row + probs.dim(1)) - row) == result.answer[i];
+        }
+        for (int l = 0; l < c.layers; ++l)
+            at.attention.push_back(attentionShare(engine, l, result.questionPosition, at.needleStart, at.needleEnd));
+        result.depths.push_back(std::move(at));
+        if (progress)
+            ++progress->done;
+    }
+    return result;
+}
+
+} // namespace atlas

@@ -1,0 +1,167 @@
+// A needle in a haystack (needle/haystack.h): the context holds the needle after a sentence end and the question at
+// its end; every number equals what a plain run with whole attention matrices gives, and so does a run that keeps
+// only each block's input; and what cannot be measured is refused with the key.
+#include "engine/engine.h"
+#include "model/builtinmodels.h"
+#include "model/modeltokenizer.h"
+#include "needle/needle.h"
+#include "testbundle.h"
+#include "trace/names.h"
+#include "util/error.h"
+
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace atlas;
+
+namespace {
+
+NeedleTest smallTest(int depths)
+{
+    NeedleTest test;
+    test.haystack = "It is a truth universally acknowledged. She was not in the habit of it! He said so.\n";
+    test.needle = views::needle::kNeedle.fallback;
+    test.question = views::needle::kNeedleQuestion.fallback;
+    test.answer = views::needle::kNeedleAnswer.fallback;
+    test.tokens = 120; // austen's context is 128
+    test.depths = depths;
+    return test;
+}
+
+} // namespace
+
+class TestNeedle : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void placesTheNeedleAfterASentence()
+    {
+        const auto model = loadModel("austen");
+        const auto tokenizer = tokenizerForModel(*model);
+        NeedleTest test = smallTest(3);
+        test.haystack = "Yes. No! So. Go. Ah!\n";
+        test.needle = " The number is 48.";
+        test.question = " The number is";
+        test.answer = " 48";
+        const std::vector<int> needle = tokenizer->encode(test.needle), question = tokenizer->encode(test.question);
+        const int room = test.tokens - int(needle.size() + question.size() + 2), reach = room / 20; // 86 and 4
+        QCOMPARE(room, 86);
+        for (const double depth : {0.0, 0.1, 0.3, 0.5, 0.77, 1.0}) {
+            int start = -1, end = -1;
+            const std::vector<int> ids = needleContext(*tokenizer, test, depth, &start, &end);
+            QCOMPARE(int(ids.size()), test.tokens);
+            QCOMPARE(std::vector<int>(ids.begin() + start, ids.begin() + end), needle);
+            const auto questionAt = ids.end() - int64_t(question.size()) - 2; // the answer " 48" but its last digit
+            QCOMPARE(std::vector<int>(questionAt, questionAt + int64_t(question.size())), question);
+            QCOMPARE(int(questionAt - ids.begin()), room + int(needle.size()));
+            const int wanted = int(std::lround(depth * room));
+            QVERIFY(start <= wanted && start >= wanted - reach);
+            if (start > 0) { // after a sentence end or a line: this document has one every 4 characters at most
+                const std::string before = tokenizer->decode({ids[size_t(start - 1)]});
+                QVERIFY2(before == "." || before == "!" || before == "\n", before.c_str());
+            }
+        }
+    }
+
+    // Each depth's numbers against a run of the same ids keeping whole matrices: next_probs and attn.probs read
+    // directly. A run whose blocks keep only their inputs (a budget between that trace and the checkpointed one)
+    // recomputes the queries and keys and gives the same.
+    void equalsWholeMatrices()
+    {
+        const auto model = loadModel("austen");
+        const auto tokenizer = tokenizerForModel(*model);
+        const NeedleTest test = smallTest(4);
+        const NeedleResult r = needleInAHaystack(model, *tokenizer, test, size_t(1) << 30);
+        QCOMPARE(int(r.depths.size()), 4);
+        QCOMPARE(r.answer, tokenizer->encode(test.answer));
+        QCOMPARE(r.questionPosition, test.tokens - int(r.answer.size()));
+        for (const NeedleAtDepth &d : r.depths) {
+            Input input;
+            int start = 0, end = 0;
+            input.tokens = needleContext(*tokenizer, test, d.depth, &start, &end);
+            QCOMPARE(start, d.needleStart);
+            QCOMPARE(end, d.needleEnd);
+            EngineOptions whole;
+            whole.attention = EngineOptions::Attention::Whole;
+            Engine engine(model, input, whole);
+            engine.runToEnd();
+            const Tensor &probs = engine.trace().find("next_probs")->tensor;
+            double answer = 1;
+            bool greedy = true;
+            for (size_t i = 0; i < r.answer.size(); ++i) {
+                const float *row = probs.data() + (r.questionPosition + int64_t(i)) * probs.dim(1);
+                answer *= row[r.answer[i]];
+                greedy = greedy && std::max_element(row, row + probs.dim(1)) - row == r.answer[i];
+            }
+            QVERIFY2(std::fabs(d.answerProbability - answer) <= 1e-5 * answer,
+                qPrintable(QString("%1 against %2").arg(d.answerProbability).arg(answer)));
+            QCOMPARE(d.greedy, greedy);
+            for (int l = 0; l < model->config.layers; ++l) {
+                const Tensor &p = engine.trace().find(names::layerTensor(l, "attn.probs"))->tensor;
+                double share = 0;
+                for (int64_t h = 0; h < p.dim(0); ++h)
+                    for (int k = d.needleStart; k < d.needleEnd; ++k)
+                        share += p.data()[(h * p.dim(1) + r.questionPosition) * p.dim(2) + k];
+                share /= double(p.dim(0));
+                QVERIFY2(std::fabs(d.attention[size_t(l)] - share) <= 1e-5,
+                    qPrintable(QString("layer %1: %2 against %3").arg(l).arg(d.attention[size_t(l)]).arg(share)));
+            }
+        }
+
+        Input input;
+        int start = 0, end = 0;
+        input.tokens = needleContext(*tokenizer, test, 0, &start, &end);
+        EngineOptions inputs, checkpoints;
+        inputs.attention = checkpoints.attention = EngineOptions::Attention::OnDemand;
+        inputs.checkpoints = EngineOptions::Checkpoints::InputOnly;
+        checkpoints.checkpoints = EngineOptions::Checkpoints::Always;
+        const size_t inputBytes = Engine(model, input, inputs).estimatedTraceBytes(),
+                     checkpointBytes = Engine(model, input, checkpoints).estimatedTraceBytes();
+        QVERIFY(inputBytes < checkpointBytes);
+        EngineOptions automatic;
+        automatic.attention = EngineOptions::Attention::OnDemand;
+        automatic.memoryBudget = (inputBytes + checkpointBytes) / 2;
+        QCOMPARE(Engine(model, input, automatic).blockKeeping(), BlockKeeping::Input);
+        const NeedleResult kept = needleInAHaystack(model, *tokenizer, test, automatic.memoryBudget);
+        for (size_t d = 0; d < r.depths.size(); ++d) {
+            QVERIFY(std::fabs(kept.depths[d].answerProbability - r.depths[d].answerProbability)
+                <= 1e-5 * r.depths[d].answerProbability);
+            for (size_t l = 0; l < r.depths[d].attention.size(); ++l)
+                QVERIFY(std::fabs(kept.depths[d].attention[l] - r.depths[d].attention[l]) <= 1e-5);
+        }
+    }
+
+    void refusesWhatItCannotMeasure()
+    {
+        const auto austen = loadModel("austen");
+        const auto tokenizer = tokenizerForModel(*austen);
+        const auto refused
+            = [&](const std::shared_ptr<const Model> &model, const NeedleTest &test, const QString &expected) {
+                  try {
+                      needleInAHaystack(model, *tokenizerForModel(*model), test, size_t(1) << 30);
+                      QFAIL(qPrintable("accepted: " + expected));
+                  } catch (const Error &e) {
+                      QVERIFY2(QString(e.what()).contains(expected), e.what());
+                  }
+              };
+        NeedleTest test = smallTest(3);
+        test.tokens = 200;
+        refused(austen, test, "a context of 200 tokens is past austen's context of 128 tokens");
+        test.tokens = 60;
+        refused(austen, test,
+            "a context of 60 tokens cannot hold the needle (27 tokens), the question (48) and "
+            "the answer (5)");
+        test = smallTest(1);
+        refused(austen, test, "the test needs at least 2 depths");
+        test = smallTest(3);
+        test.answer = "";
+        refused(austen, test, "the answer has no tokens");
+        refused(loadModel("austen-mlm"), smallTest(3), "austen-mlm is an encoder");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNeedle)
+#include "tst_needle.moc"
