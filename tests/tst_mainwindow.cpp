@@ -93,10 +93,8 @@ private slots:
         ViewNavigator *tabs = window.navigator();
         for (int i = 0; i < tabs->count(); ++i) {
             tabs->setCurrentIndex(i);
-            QTest::qWait(50);
+            QTRY_VERIFY(tabs->currentView() && tabs->currentView()->input().trace == session.trace());
             View *view = tabs->currentView();
-            QVERIFY(view);
-            QCOMPARE(view->input().trace, session.trace());
             saveScreenshot(window, "window-" + QString::fromStdString(view->spec().view));
         }
     }
@@ -108,16 +106,14 @@ private slots:
         showOnTinyBytes(session, window);
         QVERIFY(session.program() != nullptr);
         window.showViewKind("heads");
-        QTest::qWait(50);
+        QTRY_VERIFY(window.currentView() && window.currentView()->spec().view == "heads");
         View *grid = window.currentView();
-        QCOMPARE(grid->spec().view, std::string("heads"));
         ViewSpec picked = grid->spec();
         picked.view = "attention";
         picked.layer = 1;
         picked.head = 3;
         emit grid->specEdited(picked);
-        QTest::qWait(50);
-        QCOMPARE(session.spec().layer, 1);
+        QTRY_COMPARE(session.spec().layer, 1);
         QCOMPARE(session.spec().head, 3);
         QCOMPARE(window.currentView()->spec().view, std::string("attention"));
         QCOMPARE(window.currentView()->spec().head, 3);
@@ -233,7 +229,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(session.model() && session.model()->name == "austen-mlm", 20000);
         waitUntilSettled(session);
         window.showViewKind("objective");
-        QTest::qWait(50);
+        QTRY_VERIFY(qobject_cast<ObjectiveView *>(window.currentView()) != nullptr);
         auto *objectives = qobject_cast<ObjectiveView *>(window.currentView());
         QVERIFY(objectives != nullptr);
         QVERIFY2(objectives->message().isEmpty(), qPrintable(objectives->message()));
@@ -306,8 +302,7 @@ private slots:
         QCOMPARE(mask.data()[(T - 1) * T + 0], 0.0f); // the last query no longer sees the first key
         QCOMPARE(mask.data()[(T - 1) * T + T - 1], 1.0f);
         window.showViewKind("attention");
-        QTest::qWait(50);
-        QCOMPARE(window.currentView()->input().trace, session.trace());
+        QTRY_VERIFY(window.currentView()->input().trace == session.trace());
         saveScreenshot(window, "window-longformer");
         QSignalSpy errors(&session, &Session::errorOccurred);
         session.setAttention("lsh", {"roundz=2"});

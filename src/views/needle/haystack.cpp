@@ -160,8 +160,10 @@ NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokeniz
         result.questionPosition = int(input.tokens.size() - result.answer.size() + 1) - 1;
         EngineOptions options;
         options.memoryBudget = memoryBudget;
-        if (onDemandObstacle(c, input).empty())
+        if (onDemandObstacle(c, input).empty()) { // the least memory: each layer's q and k recomputed for its share
             options.attention = EngineOptions::Attention::OnDemand;
+            options.checkpoints = EngineOptions::Checkpoints::InputOnly;
+        }
         Engine engine(model, input, options);
         if (!engine.runToEnd([cancel](int, int) { return !(cancel && cancel->load()); }))
             return {};

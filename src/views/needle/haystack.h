@@ -62,9 +62,10 @@ std::string contextTooLong(const Model &model, int tokens);
 std::vector<int> needleContext(
     const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd);
 
-// One traced forward per depth, attention kept on demand where the model allows (engine/attentiontrace.h), each run
-// within `memoryBudget` bytes. `progress` counts the depths done; an empty result when `cancel` turns true. Throws
-// atlas::Error with needleProblem's reason, or when the context does not fit the model.
+// One traced forward per depth, each within `memoryBudget` bytes: where the model allows, attention on demand and
+// each block keeping only its input (engine/attentiontrace.h, engine/recompute.h), each layer's queries and keys
+// recomputed for its share; else the whole matrices. `progress` counts the depths done; an empty result when `cancel`
+// turns true. Throws atlas::Error with needleProblem's reason, or when the context does not fit the model.
 NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokenizer &tokenizer, const NeedleTest &test,
     size_t memoryBudget, AnalysisProgress *progress = nullptr, const std::atomic<bool> *cancel = nullptr);
 
