@@ -309,6 +309,17 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
             qPrintable(message));
     }
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    // llama.cpp's gpt-oss clamps its experts' SwiGLU at 7 whatever the checkpoint's swiglu_limit
+    Model clamped = *loadModel("reverse-gpt-oss");
+    clamped.config.gluClamp = 5;
+    try {
+        saveGgufModel(clamped, out, GgmlType::F32);
+        QFAIL("a clamp of 5 was saved");
+    } catch (const Error &e) {
+        QVERIFY2(QString(e.what()).contains("(experts' SwiGLU clamp: the model has 5, a gpt-oss file can only say 7)"),
+            e.what());
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
 }
 
 void TestGgufSave::savesAHuggingFaceTokenizer_data()

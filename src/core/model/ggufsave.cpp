@@ -96,6 +96,8 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
     add("logit soft-cap", c.logitSoftcap);
     add("segment embeddings", c.tokenTypes);
     add("experts per token", c.hasExperts() ? c.expertTopK : 0);
+    add("experts' SwiGLU clamp", c.gluClamp); // gpt-oss's swiglu_limit: llama.cpp's constant 7
+    add("attention sinks", c.attentionSinks);
     add("dropless routing", c.hasExperts() && c.droplessRouting);
     for (int l = 0; l < c.layers; ++l) {
         std::ostringstream layer;
@@ -270,6 +272,8 @@ bool addGptOssTensor(
     const size_t numberAt = layerAt + 7, numberEnd = name.find('.', numberAt);
     const std::string blk = "blk." + name.substr(numberAt, numberEnd - numberAt) + ".",
                       part = name.substr(numberEnd + 1);
+    if (!part.starts_with("self_attn.sinks") && !part.starts_with("mlp.experts."))
+        return false;
     const Tensor t = tensor.unpacked();
     if (part == "self_attn.sinks") {
         add(blk + "attn_sinks.weight", t);
