@@ -304,41 +304,34 @@ template <bool fifthBit>
         }
 }
 
-[[gnu::always_inline]] inline void iq4_nl(const unsigned char *__restrict b, float *__restrict y)
+// Thirty-two values, each d times the level its nibble of `qs` names (IQ4's and MXFP4's uneven grids).
+[[gnu::always_inline]] inline void tableLevels(
+    const unsigned char *__restrict qs, const std::array<int8_t, 16> &levels, float d, float *__restrict y)
 {
-    const float d = half(b);
 #ifdef __AVX2__
-    scaledBytes(levelsOf(nibbles(b + 2), kIq4Levels), d, 0, y);
+    scaledBytes(levelsOf(nibbles(qs), levels), d, 0, y);
 #else
     for (int j = 0; j < 32; ++j)
-        y[j] = d * float(kIq4Levels[size_t(nibble(b + 2, j))]);
+        y[j] = d * float(levels[size_t(nibble(qs, j))]);
 #endif
+}
+
+[[gnu::always_inline]] inline void iq4_nl(const unsigned char *__restrict b, float *__restrict y)
+{
+    tableLevels(b + 2, kIq4Levels, half(b), y);
 }
 
 [[gnu::always_inline]] inline void iq4_xs(const unsigned char *__restrict b, float *__restrict y)
 {
     const float d = half(b);
     const unsigned char *qs = b + 8;
-    for (int j = 0; j < 8; ++j) {
-        const float dl = d * float(ggml::iq4xsScale(b, j));
-#ifdef __AVX2__
-        scaledBytes(levelsOf(nibbles(qs + 16 * j), kIq4Levels), dl, 0, y + 32 * j);
-#else
-        for (int l = 0; l < 32; ++l)
-            y[32 * j + l] = dl * float(kIq4Levels[size_t(nibble(qs + 16 * j, l))]);
-#endif
-    }
+    for (int j = 0; j < 8; ++j)
+        tableLevels(qs + 16 * j, kIq4Levels, d * float(ggml::iq4xsScale(b, j)), y + 32 * j);
 }
 
 [[gnu::always_inline]] inline void mxfp4(const unsigned char *__restrict b, float *__restrict y)
 {
-    const float d = mxfp4HalfScale(b[0]);
-#ifdef __AVX2__
-    scaledBytes(levelsOf(nibbles(b + 1), kMxfp4DoubledLevels), d, 0, y);
-#else
-    for (int j = 0; j < 32; ++j)
-        y[j] = d * float(kMxfp4DoubledLevels[size_t(nibble(b + 1, j))]);
-#endif
+    tableLevels(b + 1, kMxfp4DoubledLevels, mxfp4HalfScale(b[0]), y);
 }
 
 // Thirty-two half-precision values, a block of an F16 matrix as the row products read it.

@@ -42,7 +42,7 @@ float attentionShare(const Engine &engine, int layer, int row, int from, int to)
     const Model &model = engine.model();
     const std::vector<int> &padding = engine.input().padding;
     std::optional<LayerAttention> found = LayerAttention::find(&model, padding, engine.trace(), {}, layer);
-    Trace recomputed;
+    Trace recomputed; // this layer's q and k alone, freed on return (in the run's trace every layer's would pile up)
     if (!found) {
         const std::vector<std::string> names = readoutInputs(model.config, layer);
         putRecomputed(recomputed, engine.program(), names, engine.recompute(names));
