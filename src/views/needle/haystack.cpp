@@ -141,8 +141,9 @@ NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokeniz
     const ModelConfig &c = model->config;
     if (const std::string why = contextTooLong(*model, test.tokens); !why.empty())
         throw Error(why);
-    if (test.depths < 2)
-        throw Error("the test needs at least 2 depths (the start and the end), not " + std::to_string(test.depths));
+    if (test.depths < 2 || test.depths > kMaxNeedleDepths)
+        throw Error("the test takes 2 to " + std::to_string(kMaxNeedleDepths)
+            + " depths (from the start to the end, one forward pass each), not " + std::to_string(test.depths));
     NeedleResult result;
     result.model = model->name;
     result.tokens = test.tokens;

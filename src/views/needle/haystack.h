@@ -16,6 +16,9 @@ namespace atlas {
 
 class Tokenizer;
 
+// Every percent of the document: the most depths a test takes (each one forward pass).
+constexpr int kMaxNeedleDepths = 101;
+
 struct NeedleTest
 {
     std::string haystack; // the document; repeated when it is shorter than the context

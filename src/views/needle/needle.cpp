@@ -84,7 +84,7 @@ ViewKind kind()
                .rule = ">= 16",
                .ownedByView = true},
             {.field = kNeedleDepths,
-                .type = "int ≥ 2",
+                .type = "int, 2 to 101",
                 .meaning = "needle in a haystack: how many depths the needle is put at, evenly from the document's "
                            "start (0) to just before the question (1); one forward pass each",
                 .minimum = 2,

@@ -34,7 +34,7 @@ NeedleView::NeedleView(QWidget *parent)
                             "model's context (spec key needle_tokens)"));
     row->addWidget(m_tokens);
     row->addWidget(new QLabel(tr("Depths"), controlRow()));
-    m_depths->setRange(2, 101);
+    m_depths->setRange(2, kMaxNeedleDepths);
     m_depths->setToolTip(tr("How many places the needle is put at, evenly from the document's start to just before "
                             "the question: one forward pass each (spec key needle_depths)"));
     row->addWidget(m_depths);

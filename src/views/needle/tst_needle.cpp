@@ -154,7 +154,11 @@ private slots:
             "a context of 60 tokens cannot hold the needle (27 tokens), the question (48) and "
             "the answer (5)");
         test = smallTest(1);
-        refused(austen, test, "the test needs at least 2 depths");
+        refused(
+            austen, test, "the test takes 2 to 101 depths (from the start to the end, one forward pass each), not 1");
+        test.depths = 102;
+        refused(
+            austen, test, "the test takes 2 to 101 depths (from the start to the end, one forward pass each), not 102");
         test = smallTest(3);
         test.answer = "";
         refused(austen, test, "the answer has no tokens");
