@@ -332,7 +332,8 @@ void TestGgufModels::refusesWhatDoesNotFit()
         w.setString("general.architecture", "bert");
         refused(QByteArray::fromStdString(w.bytes()),
             "'bert' is not an architecture this program reads (it reads llama, qwen2, qwen3, qwen3moe, olmo2, smollm3, "
-            "gemma2, gemma3, phi3, gpt2, gptneox, gpt-oss): llama.cpp's encoder files are sentence-embedding models, "
+            "gemma2, gemma3, phi3, gpt2, mpt, gptneox, gpt-oss): llama.cpp's encoder files are sentence-embedding "
+            "models, "
             "written without a masked-LM head");
     }
     refused(replaced("qwen2.block_count", "qwen2.block_cOunt"), "metadata key 'qwen2.block_count': missing");
@@ -356,6 +357,31 @@ void TestGgufModels::refusesWhatDoesNotFit()
         QCOMPARE(b.mid(value, 4), QByteArray("tanh"));
         b.replace(value, 4, "tahn");
         refused(b, "metadata key 'transformer_atlas.gelu': 'tahn' is not a GELU (tanh or erf)");
+    }
+    // mpt: ALiBi from attention.max_alibi_bias, whose slopes are read for a maximum of 8 only; without the key and
+    // without a position table the file is a model with no positions.
+    {
+        QFile mpt(dataPath("gguf/saved/reverse-alibi-q4_0.gguf"));
+        QVERIFY(mpt.open(QIODevice::ReadOnly));
+        const QByteArray original = mpt.readAll();
+        const QByteArray key = "mpt.attention.max_alibi_bias";
+        const qsizetype value = original.indexOf(key) + key.size() + 4; // after the key: its type (4 bytes)
+        QCOMPARE(qFromLittleEndian<float>(original.constData() + value), 8.0f);
+        QByteArray four = original;
+        qToLittleEndian<float>(4.0f, four.data() + value);
+        refused(four,
+            "metadata key 'mpt.attention.max_alibi_bias': 4.0 is not read: ALiBi's slopes here are Press et "
+            "al.'s, 2^(−8h/n), a maximum of 8");
+        QByteArray none = original;
+        none.replace(none.indexOf(key), key.size(), "mpt.attention.max_alibi_biaX");
+        const QString path = m_dir.filePath("nopos.gguf");
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        out.write(none);
+        out.close();
+        QCOMPARE(Model::load(path.toStdString()).config.positions, PositionKind::None);
+        QCOMPARE(Model::load(dataPath("gguf/saved/reverse-alibi-q4_0.gguf").toStdString()).config.positions,
+            PositionKind::Alibi);
     }
     // A tensor of another shape: blk.0.attn_q.weight's 32 rows (its ne[1]) read as 16.
     {

@@ -197,7 +197,7 @@ void Generator::feed(int token)
         x.matrix() += m_model->wpe.matrix().row(pos);
     } else if (c.positions == PositionKind::Sinusoidal) {
         Tensor p({pos + 1, D});
-        ops::positions_sinusoidal_forward(p);
+        Model::sinusoidalPositions(p);
         x.matrix() += p.matrix().row(pos);
     }
     // Each block as its recipe arranges it (model/blockrecipe.h), on the one new position: a reversible model carries

@@ -81,7 +81,7 @@ void ProgramBuilder::embeddings()
             learned ? "P = W_pe[0..T)" : "P(t,2i) = sin(t/10000^(2i/D)), P(t,2i+1) = cos(t/10000^(2i/D))"}},
         [D, learned, T = T](const Model &m, const Input &, const Trace &) {
             Tensor o({T, D});
-            learned ? ops::positions_learned_forward(o, m.wpe) : ops::positions_sinusoidal_forward(o);
+            learned ? ops::positions_learned_forward(o, m.wpe) : Model::sinusoidalPositions(o);
             return Outputs {std::move(o)};
         });
     if (m_c.family == Family::Bert)

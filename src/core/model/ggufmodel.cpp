@@ -44,6 +44,7 @@ constexpr std::array kArchitectures = {
     GgufArchitecture {"gemma3", "gemma3_text"},
     GgufArchitecture {"phi3", "phi3"},
     GgufArchitecture {"gpt2", "gpt2"},
+    GgufArchitecture {"mpt", "gpt2"}, // GPT-2's block with ALiBi
     GgufArchitecture {"gptneox", "gpt_neox"},
     GgufArchitecture {"gpt-oss", "gpt_oss"},
 };
@@ -123,15 +124,33 @@ const GgufFile::Entry &embeddingOf(const GgufFile &f)
     return embedding;
 }
 
-// GPT2Config's keys (GPT2Model's converter writes feed_forward_length as 4 · n_embd, GPT-2's inner width).
-json gpt2ConfigJson(const GgufFile &f)
+// GPT2Config's keys (GPT2Model's converter writes feed_forward_length as 4 · n_embd, GPT-2's inner width), from a
+// gpt2 file or an mpt one. llama.cpp's mpt is GPT-2's block whose scores a file's attention.max_alibi_bias turns into
+// ALiBi's (ggml's slopes are Press et al.'s for a maximum of 8), its position table optional.
+json gpt2ConfigJson(const GgufFile &f, const std::string &a)
 {
-    const auto key = [](const char *suffix) { return std::string("gpt2.") + suffix; };
-    return {{"model_type", "gpt2"}, {"n_layer", countKey(f, key("block_count"), 1 << 16)},
+    const auto key = [&a](const char *suffix) { return a + "." + suffix; };
+    json j = {{"model_type", "gpt2"}, {"n_layer", countKey(f, key("block_count"), 1 << 16)},
         {"n_head", countKey(f, key("attention.head_count"), 1 << 16)}, {"n_embd", countKey(f, key("embedding_length"))},
         {"n_inner", countKey(f, key("feed_forward_length"))}, {"n_positions", countKey(f, key("context_length"))},
         {"vocab_size", embeddingOf(f).shape[0]}, {"layer_norm_epsilon", f.number(key("attention.layer_norm_epsilon"))},
-        {"activation_function", "gelu_new"}};
+        {"activation_function", "gelu_new"}, {"tie_word_embeddings", f.find("output.weight") == nullptr}};
+    if (a != "mpt")
+        return j;
+    if (f.has(key("attention.clamp_kqv")))
+        keyFails(f, key("attention.clamp_kqv"), "clamping q, k and v is not read");
+    if (f.has(key("attention.head_count_kv")) && countKey(f, key("attention.head_count_kv"), 1 << 16) != j["n_head"])
+        keyFails(f, key("attention.head_count_kv"), "grouped K/V heads in an mpt file are not read");
+    const double maxBias = f.has(key("attention.max_alibi_bias")) ? f.number(key("attention.max_alibi_bias")) : 0.0;
+    const bool table = f.find("position_embd.weight") != nullptr;
+    if (maxBias != 0 && maxBias != 8)
+        keyFails(f, key("attention.max_alibi_bias"),
+            json(maxBias).dump() + " is not read: ALiBi's slopes here are Press et al.'s, 2^(−8h/n), a maximum of 8");
+    if (maxBias != 0 && table)
+        keyFails(f, key("attention.max_alibi_bias"),
+            "ALiBi together with a position_embd table is not read (a model has one kind of positions here)");
+    j["atlas_positions"] = maxBias != 0 ? "alibi" : table ? "learned" : "none";
+    return j;
 }
 
 // GPT-NeoX's erf GELU, or the one a file `save` wrote says (kGgufGeluKey).
@@ -295,8 +314,8 @@ void gptOssKeys(const GgufFile &f, json &j)
 json configJson(const GgufFile &f, const GgufArchitecture &arch)
 {
     const std::string a = arch.gguf;
-    if (a == "gpt2")
-        return gpt2ConfigJson(f);
+    if (a == "gpt2" || a == "mpt")
+        return gpt2ConfigJson(f, a);
     if (a == "gptneox")
         return neoxConfigJson(f);
     const auto key = [&](const char *suffix) { return a + "." + suffix; };

@@ -121,8 +121,10 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
     w.setUInt32(key("block_count"), uint32_t(c.layers));
     w.setUInt32(key("feed_forward_length"), uint32_t(c.dFF));
     w.setUInt32(key("attention.head_count"), uint32_t(c.heads));
-    if (a == "gpt2" || a == "gptneox") {
+    if (a == "gpt2" || a == "gptneox" || a == "mpt") {
         w.setFloat32(key("attention.layer_norm_epsilon"), c.lnEpsilon);
+        if (a == "mpt") // ALiBi's slopes for n heads, 2^(−8h/n), as ggml computes them from the maximum
+            w.setFloat32(key("attention.max_alibi_bias"), 8.0f);
         if (a == "gptneox") {
             w.setUInt32(key("rope.dimension_count"), uint32_t(c.rotatedDims()));
             w.setFloat32(key("rope.freq_base"), c.ropeBase);
@@ -396,7 +398,7 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
             + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
-              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2, gptneox and gpt-oss)");
+              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2, mpt, gptneox and gpt-oss)");
     if (!ggmlTypeInfo(type).written())
         throw Error(
             std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
@@ -404,9 +406,15 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     checkFitsInMemory(double(Model::parameterCountOf(c)) * sizeof(float) * 2,
         m.name + ": its " + std::to_string(Model::parameterCountOf(c)) + " parameters, converted in memory,");
 
+    // llama.cpp's gpt2 adds a learned table of positions to the embedding. A sinusoidal encoding is such a table, whose
+    // values the model computes instead of learning them, and no encoding a table of zeros; an embedding scale is
+    // folded into token_embd, so a tied head is written unscaled as a matrix of its own.
+    const bool positionTable
+        = architecture == "gpt2" && (c.positions == PositionKind::Sinusoidal || c.positions == PositionKind::None);
+    const bool scaledEmbedding = architecture == "gpt2" && c.embeddingScale != 1.0f;
     // llama.cpp's gptneox, olmo2 and gpt-oss read an output matrix always (a tied one is written twice); gemma2's never
-    const bool headRequired
-        = c.tiedHead && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss");
+    const bool headRequired = c.tiedHead
+        && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss" || scaledEmbedding);
     if (architecture == "gemma2" && !c.tiedHead)
         throw Error(m.name
             + ": llama.cpp's gemma2 architecture reads the output head from the embedding, and this "
@@ -451,9 +459,13 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
             stacks[key].push_back(&tensor);
             return;
         }
-        if (key == "token_embd.weight" && headRequired) {
-            add(key, tensor, type);
-            add("output.weight", tensor, type);
+        if (key == "token_embd.weight" && (headRequired || scaledEmbedding)) {
+            Tensor embedding = tensor.unpacked();
+            if (scaledEmbedding)
+                embedding.matrix() *= c.embeddingScale;
+            add(key, embedding, type);
+            if (headRequired)
+                add("output.weight", tensor, type);
             return;
         }
         add(key, ggufLayout(c, architecture, key, tensor, GgufDirection::ToGguf), type);
@@ -467,6 +479,12 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
             std::copy_n(
                 experts[e]->unpacked().data(), experts[e]->numel(), stack.data() + int64_t(e) * experts[e]->numel());
         add(key, stack, type);
+    }
+    if (positionTable) {
+        Tensor table({int64_t(c.context), int64_t(c.dModel)}); // zeros: no encoding
+        if (c.positions == PositionKind::Sinusoidal)
+            Model::sinusoidalPositions(table);
+        add("position_embd.weight", table, type);
     }
     if (c.ropeScaling.kind == RopeScaling::Kind::Llama3 || c.ropeScaling.kind == RopeScaling::Kind::Factors) {
         const std::vector<float> factors = ropeFactors(c);
@@ -489,6 +507,10 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     ModelConfig written = c;
     if (architecture == "gptneox" && c.family == Family::Gpt2) // its q and k rows regrouped for NeoX's rotation
         written.positions = PositionKind::RopeHalf;
+    if (positionTable)
+        written.positions = PositionKind::Learned;
+    if (scaledEmbedding)
+        written.embeddingScale = 1.0f;
     const auto want = computedProperties(written), got = computedProperties(ggufModelConfig(back));
     std::string mismatch;
     for (size_t i = 0; i < want.size() && mismatch.empty(); ++i)

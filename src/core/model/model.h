@@ -104,6 +104,9 @@ public:
     // every weight matrix is drawn Xavier-uniform instead.
     static Model random(const ModelConfig &config, uint64_t seed, WeightInit init = WeightInit::Family);
 
+    // The sinusoidal encoding (Vaswani et al. 2017) a model of that kind adds to its embedding, for `out` of T × D:
+    // PE(t, 2i) = sin(t / 10000^(2i/D)), PE(t, 2i+1) = cos(t / 10000^(2i/D)) (no parameters, no backward).
+    static void sinusoidalPositions(Tensor &out);
     // This model with another positional encoding, for comparing kinds on the same weights (`dump --positions`):
     // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws
     // atlas::Error naming `field` when the kind needs a table the model does not have, or does not fit its heads.

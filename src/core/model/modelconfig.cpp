@@ -458,6 +458,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.positions = positionKindArgument(pos, source + ": key 'atlas_positions'");
     if (j.contains("atlas_embedding_scale"))
         c.embeddingScale = float(jsonNumber(j, "atlas_embedding_scale", 1e-6, 1e6, source));
+    c.tiedHead = readBool(j, "tie_word_embeddings", true, source); // GPT2LMHeadModel ties unless told
     if (j.contains("atlas_rope_base"))
         c.ropeBase = float(jsonNumber(j, "atlas_rope_base", 2.0, 1e9, source));
     c.relativeClip = readInt(j, kClip, c.relativeClip, source);
@@ -535,7 +536,7 @@ std::string ModelConfig::toJson() const
         {"n_ctx", context},
         {"layer_norm_epsilon", lnEpsilon},
         {"activation_function", activationName(activation)},
-        {"tie_word_embeddings", true},
+        {"tie_word_embeddings", tiedHead},
         {"atlas_layer_norm", layerNorm == LayerNormPlacement::Pre ? "pre" : "post"},
         {"atlas_positions", positionKindName(positions)},
         {"atlas_causal", causal},

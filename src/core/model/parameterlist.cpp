@@ -246,7 +246,7 @@ std::vector<ModelParameter> modelParameters(const ModelConfig &c)
     const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     blocks(decoder);
     finalNorm(decoder);
-    if (!c.tiedHead && c.family != Family::Gpt2)
+    if (!c.tiedHead)
         add(ModelPart::OutputHead, {c.vocab, D});
     return list;
 }

@@ -266,7 +266,8 @@ std::string requireGgufArchitecture(const ModelConfig &c)
     const std::string arch = ggufArchitecture(c);
     if (arch.empty())
         throw Error(std::string(familyName(c.family)) + " models have no GGUF names in this app (llama.cpp reads "
-            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2, gptneox and gpt-oss here)");
+            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2, mpt, gptneox and gpt-oss "
+              "here)");
     return arch;
 }
 
@@ -274,10 +275,13 @@ std::string requireGgufArchitecture(const ModelConfig &c)
 
 std::string ggufArchitecture(const ModelConfig &c)
 {
-    // llama.cpp's gpt2 has learned positions only; its gptneox is the same block (with a sequential residual) that
+    // llama.cpp's gpt2 has a table of positions only; its gptneox is the same block (with a sequential residual) that
     // turns q and k by RoPE, so a GPT-2 layout with RoPE is written as gptneox (model/gguflayout.h)
     if (c.family == Family::Gpt2 && c.architecture() == Architecture::Decoder && c.rotatesQueriesAndKeys())
         return "gptneox";
+    // and its mpt is GPT-2's block with ALiBi
+    if (c.family == Family::Gpt2 && c.architecture() == Architecture::Decoder && c.positions == PositionKind::Alibi)
+        return "mpt";
     return configjson::modelTypeOf(c.modelType, "the model's config").gguf;
 }
 

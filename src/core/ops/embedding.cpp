@@ -52,19 +52,6 @@ void positions_learned_backward(Tensor &dwpe, const Tensor &dout)
     dwpe.matrix().topRows(T) += dout.matrix();
 }
 
-void positions_sinusoidal_forward(Tensor &out)
-{
-    const int64_t T = out.dim(0), D = out.dim(1);
-    MatrixMap o = out.matrix();
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < D; i += 2) {
-            const double angle = double(t) / std::pow(10000.0, double(i) / double(D));
-            o(t, i) = static_cast<float>(std::sin(angle));
-            if (i + 1 < D)
-                o(t, i + 1) = static_cast<float>(std::cos(angle));
-        }
-}
-
 void add_forward(Tensor &out, const Tensor &a, const Tensor &b)
 {
     requireShape(b, a.shape(), "residual add");

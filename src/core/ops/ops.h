@@ -33,9 +33,6 @@ void embedding_backward(Tensor &dwte, const Tensor &dout, const std::vector<int>
 void positions_learned_forward(Tensor &out, const Tensor &wpe);
 // dwpe is (context,D); dout is (T,D): dwpe[0..T) += dout
 void positions_learned_backward(Tensor &dwpe, const Tensor &dout);
-// out is (T,D): PE(t,2i) = sin(t / 10000^(2i/D)), PE(t,2i+1) = cos(t / 10000^(2i/D)) (no parameters, no
-// backward)
-void positions_sinusoidal_forward(Tensor &out);
 // out, a, b are all the same shape
 void add_forward(Tensor &out, const Tensor &a, const Tensor &b);
 // da, db, dout are all the same shape: da += dout, db += dout
