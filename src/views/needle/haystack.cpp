@@ -133,24 +133,29 @@ std::vector<int> needleContext(
     return ids;
 }
 
-NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokenizer &tokenizer, const NeedleTest &test,
-    size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+namespace {
+
+void checkTest(const Model &model, const NeedleTest &test, int tokens)
 {
-    if (const std::string why = needleProblem(*model); !why.empty())
+    if (const std::string why = needleProblem(model); !why.empty())
         throw Error(why);
-    const ModelConfig &c = model->config;
-    if (const std::string why = contextTooLong(*model, test.tokens); !why.empty())
+    if (const std::string why = contextTooLong(model, tokens); !why.empty())
         throw Error(why);
     if (test.depths < 2 || test.depths > kMaxNeedleDepths)
         throw Error("the test takes 2 to " + std::to_string(kMaxNeedleDepths)
             + " depths (from the start to the end, one forward pass each), not " + std::to_string(test.depths));
+}
+
+// The test at test.tokens, each depth's pass counted in `progress` (its total set by the caller).
+NeedleResult runAtLength(const std::shared_ptr<const Model> &model, const Tokenizer &tokenizer, const NeedleTest &test,
+    size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+{
+    const ModelConfig &c = model->config;
     NeedleResult result;
     result.model = model->name;
     result.tokens = test.tokens;
     result.layers = c.layers;
     result.answer = encoded(tokenizer, test.answer, "the answer");
-    if (progress)
-        progress->total = test.depths;
     for (int d = 0; d < test.depths; ++d) {
         if (cancel && cancel->load())
             return {};
@@ -189,6 +194,52 @@ NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokeniz
             ++progress->done;
     }
     return result;
+}
+
+} // namespace
+
+std::vector<int> needleLengths(const NeedleTest &test)
+{
+    std::vector<int> lengths;
+    for (int k = 1; k <= test.lengths; ++k)
+        lengths.push_back(int(std::lround(double(test.tokens) * k / test.lengths)));
+    return lengths;
+}
+
+NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokenizer &tokenizer, const NeedleTest &test,
+    size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+{
+    checkTest(*model, test, test.tokens);
+    if (progress)
+        progress->total = test.depths;
+    return runAtLength(model, tokenizer, test, memoryBudget, progress, cancel);
+}
+
+std::vector<NeedleResult> needleGrid(std::shared_ptr<const Model> model, const Tokenizer &tokenizer,
+    const NeedleTest &test, size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+{
+    if (test.lengths < 1 || test.lengths > kMaxNeedleLengths)
+        throw Error("the grid takes 1 to " + std::to_string(kMaxNeedleLengths)
+            + " context lengths (each a row of depths), not " + std::to_string(test.lengths));
+    checkTest(*model, test, test.tokens);
+    const std::vector<int> lengths = needleLengths(test);
+    for (int length : lengths) { // every length's context built before the first pass: a bad one fails at once
+        NeedleTest at = test;
+        at.tokens = length;
+        int start = 0, end = 0;
+        (void)needleContext(tokenizer, at, 0, &start, &end);
+    }
+    if (progress)
+        progress->total = int(lengths.size()) * test.depths;
+    std::vector<NeedleResult> runs;
+    for (int length : lengths) {
+        NeedleTest at = test;
+        at.tokens = length;
+        runs.push_back(runAtLength(model, tokenizer, at, memoryBudget, progress, cancel));
+        if (runs.back().depths.empty())
+            return {};
+    }
+    return runs;
 }
 
 } // namespace atlas

@@ -18,6 +18,8 @@ class Tokenizer;
 
 // Every percent of the document: the most depths a test takes (each one forward pass).
 constexpr int kMaxNeedleDepths = 101;
+// The most context lengths a grid takes (each a row of depths).
+constexpr int kMaxNeedleLengths = 16;
 
 struct NeedleTest
 {
@@ -27,6 +29,9 @@ struct NeedleTest
     std::string answer; // what should come next: " 4821"
     int tokens = 1024; // the context's length in tokens, everything included
     int depths = 11; // needle positions from 0 (the document's start) to 1 (just before the question), evenly spaced
+    // Kamradt's grid: the test at this many context lengths, evenly spaced up to `tokens` (needleLengths); 1: at
+    // `tokens` alone.
+    int lengths = 1;
 };
 
 struct NeedleAtDepth
@@ -65,11 +70,21 @@ std::string contextTooLong(const Model &model, int tokens);
 std::vector<int> needleContext(
     const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd);
 
+// The grid's context lengths, shortest first: tokens · k / lengths for k = 1 … lengths, rounded; {tokens} for one.
+std::vector<int> needleLengths(const NeedleTest &test);
+
 // One traced forward per depth, each within `memoryBudget` bytes: where the model allows, attention on demand and
 // each block keeping only its input (engine/attentiontrace.h, engine/recompute.h), each layer's queries and keys
 // recomputed for its share; else the whole matrices. `progress` counts the depths done; an empty result when `cancel`
 // turns true. Throws atlas::Error with needleProblem's reason, or when the context does not fit the model.
 NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokenizer &tokenizer, const NeedleTest &test,
     size_t memoryBudget, AnalysisProgress *progress = nullptr, const std::atomic<bool> *cancel = nullptr);
+
+// Kamradt's grid: needleInAHaystack at each of needleLengths(test), shortest first, the document, needle and question
+// the same; `progress` counts the forward passes of them all. Empty when `cancel` turns true. Throws atlas::Error as
+// needleInAHaystack does, or for a count of lengths outside 1 … kMaxNeedleLengths, before anything runs.
+std::vector<NeedleResult> needleGrid(std::shared_ptr<const Model> model, const Tokenizer &tokenizer,
+    const NeedleTest &test, size_t memoryBudget, AnalysisProgress *progress = nullptr,
+    const std::atomic<bool> *cancel = nullptr);
 
 } // namespace atlas

@@ -27,9 +27,15 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (const std::string why = contextTooLong(*c.model, test.tokens); !why.empty())
         return problem(sentenceCased(why) + ": set the Context to at most " + std::to_string(c.model->config.context)
             + " tokens.");
-    const double flops = double(test.depths) * Model::forwardFlopsOf(c.model->config, test.tokens);
-    if (auto over = overBudgetRequest(
-            c, std::to_string(test.depths) + " forward passes of " + countOf(size_t(test.tokens), "token"), flops, 0))
+    if (test.lengths < 1 || test.lengths > kMaxNeedleLengths)
+        return problem("The grid takes 1 to " + std::to_string(kMaxNeedleLengths) + " context lengths, not "
+            + std::to_string(test.lengths) + ".");
+    double flops = 0;
+    for (int length : needleLengths(test))
+        flops += double(test.depths) * Model::forwardFlopsOf(c.model->config, length);
+    const std::string passes = std::to_string(test.depths * test.lengths) + " forward passes of "
+        + (test.lengths > 1 ? "up to " : "") + countOf(size_t(test.tokens), "token");
+    if (auto over = overBudgetRequest(c, passes, flops, 0))
         return *over;
     AnalysisRequest r;
     r.key = "needle/" + modelIdentity(*c.model);
@@ -41,7 +47,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 const std::atomic<bool> &cancel) {
         return timedResult<NeedleAnalysis>([&](NeedleAnalysis &result) {
             result.haystack = haystack;
-            result.result = needleInAHaystack(model, *tokenizerForModel(*model), test, budget, progress.get(), &cancel);
+            result.runs = needleGrid(model, *tokenizerForModel(*model), test, budget, progress.get(), &cancel);
         });
     };
     return r;
@@ -59,6 +65,7 @@ NeedleTest needleTest(const ViewSpec &spec, int context)
     test.tokens
         = spec.own.count(kNeedleTokens.name) ? spec.get(kNeedleTokens) : std::min(kNeedleTokens.fallback, context);
     test.depths = spec.get(kNeedleDepths);
+    test.lengths = spec.get(kNeedleLengths);
     return test;
 }
 
@@ -70,8 +77,8 @@ ViewKind kind()
                    "probability by depth, and how much each layer's attention finds the needle",
         .group = "Research",
         .request = request,
-        .analysisKeys
-        = {"needle_tokens", "needle_depths", "haystack", "needle", "needle_question", "needle_answer", "text"},
+        .analysisKeys = {"needle_tokens", "needle_depths", "needle_lengths", "haystack", "needle", "needle_question",
+            "needle_answer", "text"},
         .after = "lost-in-the-middle",
         .keys
         = {{.field = kNeedleTokens,
@@ -89,6 +96,13 @@ ViewKind kind()
                            "start (0) to just before the question (1); one forward pass each",
                 .minimum = 2,
                 .rule = ">= 2",
+                .ownedByView = true},
+            {.field = kNeedleLengths,
+                .type = "int, 1 to 16",
+                .meaning = "needle in a haystack: Kamradt's grid, the test at this many context lengths evenly spaced "
+                           "up to `needle_tokens` (1: at `needle_tokens` alone); `needle_depths` forward passes each",
+                .minimum = 1,
+                .rule = ">= 1",
                 .ownedByView = true},
             {.field = kHaystack,
                 .type = "string",

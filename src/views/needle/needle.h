@@ -6,10 +6,11 @@
 
 namespace atlas {
 
-// A needle in a haystack (needle/haystack.h) on the spec's model.
+// A needle in a haystack (needle/haystack.h) on the spec's model: the test at each context length of its grid,
+// shortest first, the last at needle_tokens.
 struct NeedleAnalysis : ViewAnalysis
 {
-    NeedleResult result;
+    std::vector<NeedleResult> runs;
     std::string haystack; // "novel" or "input": where the document came from
 };
 
@@ -20,6 +21,7 @@ namespace atlas::views::needle {
 
 inline const OwnKey<int> kNeedleTokens {"needle_tokens", 1024};
 inline const OwnKey<int> kNeedleDepths {"needle_depths", 11};
+inline const OwnKey<int> kNeedleLengths {"needle_lengths", 1};
 inline const OwnKey<std::string> kHaystack {"haystack", "novel"};
 inline const OwnKey<std::string> kNeedle {"needle", " The secret number is 4821."};
 inline constexpr const char *kDefaultQuestion = " What is the secret number? The secret number is";

@@ -23,6 +23,7 @@ NeedleView::NeedleView(QWidget *parent)
     : ResultPlotView(parent)
     , m_tokens(new QSpinBox(controlRow()))
     , m_depths(new QSpinBox(controlRow()))
+    , m_lengths(new QSpinBox(controlRow()))
     , m_haystack(new QComboBox(controlRow()))
 {
     auto *row = static_cast<QHBoxLayout *>(controlRow()->layout());
@@ -38,6 +39,11 @@ NeedleView::NeedleView(QWidget *parent)
     m_depths->setToolTip(tr("How many places the needle is put at, evenly from the document's start to just before "
                             "the question: one forward pass each (spec key needle_depths)"));
     row->addWidget(m_depths);
+    row->addWidget(new QLabel(tr("Lengths"), controlRow()));
+    m_lengths->setRange(1, kMaxNeedleLengths);
+    m_lengths->setToolTip(tr("Kamradt's grid: the test at this many context lengths, evenly spaced up to the "
+                             "Context; 1 runs the Context alone (spec key needle_lengths)"));
+    row->addWidget(m_lengths);
     row->addWidget(new QLabel(tr("Document"), controlRow()));
     m_haystack->addItem(tr("the novel (held-out Pride and Prejudice)"), QStringLiteral("novel"));
     m_haystack->addItem(tr("the Input box's text"), QStringLiteral("input"));
@@ -57,6 +63,12 @@ NeedleView::NeedleView(QWidget *parent)
         m_spec.set(kNeedleDepths, m_depths->value());
         emit specEdited(m_spec);
     });
+    connect(m_lengths, &QSpinBox::editingFinished, this, [this] {
+        if (m_lengths->value() == m_spec.get(kNeedleLengths))
+            return;
+        m_spec.set(kNeedleLengths, m_lengths->value());
+        emit specEdited(m_spec);
+    });
     connect(m_haystack, &QComboBox::activated, this, [this] {
         m_spec.set(kHaystack, m_haystack->currentData().toString().toStdString());
         emit specEdited(m_spec);
@@ -72,27 +84,35 @@ QString NeedleView::pendingText() const
 
 QString NeedleView::progressFormat() const
 {
-    return tr("%v of %m depths run");
+    return tr("%v of %m forward passes run");
 }
 
 void NeedleView::syncControls(int tokens)
 {
-    const QSignalBlocker blockTokens(m_tokens), blockDepths(m_depths), blockHaystack(m_haystack);
+    const QSignalBlocker blockTokens(m_tokens), blockDepths(m_depths), blockLengths(m_lengths),
+        blockHaystack(m_haystack);
     m_tokens->setValue(tokens);
     m_depths->setValue(m_spec.get(kNeedleDepths));
+    m_lengths->setValue(m_spec.get(kNeedleLengths));
     m_haystack->setCurrentIndex(m_haystack->findData(QString::fromStdString(m_spec.get(kHaystack))));
 }
 
 QString NeedleView::draw(const NeedleAnalysis &a)
 {
-    const NeedleResult &r = a.result;
+    const NeedleResult &r = a.runs.back();
     syncControls(r.tokens);
+    const bool grid = a.runs.size() > 1;
     setTitle(tr("Needle in a haystack \u00B7 %1 \u00B7 %2 tokens of %3")
                  .arg(QString::fromStdString(r.model))
-                 .arg(r.tokens)
+                 .arg(grid ? tr("%1 to %2").arg(a.runs.front().tokens).arg(r.tokens) : QString::number(r.tokens))
                  .arg(a.haystack == "input" ? tr("the Input box's text") : tr("the novel")));
+    if (grid) {
+        drawGrid(a.runs);
+        drawAttention(r, 2);
+        return gridText(a.runs);
+    }
     drawProbabilities(r);
-    drawAttention(r);
+    drawAttention(r, 1);
 
     int found = 0;
     size_t best = 0, worst = 0;
@@ -167,9 +187,84 @@ void NeedleView::drawProbabilities(const NeedleResult &r)
     addLegend(3);
 }
 
-void NeedleView::drawAttention(const NeedleResult &r)
+void NeedleView::drawGrid(const std::vector<NeedleResult> &runs)
 {
-    QCPAxisRect *rect = addAxisRect(0, 1);
+    QCPAxisRect *rect = addAxisRect(0, 0);
+    QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
+    const auto logP = [](const NeedleAtDepth &d) { return std::log10(std::max(d.answerProbability, 1e-12)); };
+    double low = -1;
+    for (const NeedleResult &r : runs)
+        for (const NeedleAtDepth &d : r.depths)
+            low = std::min(low, std::floor(logP(d)));
+    const size_t depths = runs.front().depths.size();
+    QCPColorMap *map = addMatrixMap(
+        rect, int(depths), int(runs.size()), [&](int d, int l) { return logP(runs[size_t(l)].depths[size_t(d)]); },
+        colormap(m_spec.colormap), low, 0);
+    auto *greedy = new QCPGraph(x, y); // rings where greedy decoding names the whole answer
+    for (size_t l = 0; l < runs.size(); ++l)
+        for (size_t d = 0; d < depths; ++d)
+            if (runs[l].depths[d].greedy)
+                greedy->addData(double(l), double(d));
+    greedy->setLineStyle(QCPGraph::lsNone);
+    const QColor ring = themeColors(m_spec.theme).text;
+    greedy->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(ring, 2), Qt::NoBrush, 10));
+    greedy->setName(tr("greedy decoding gives the answer"));
+    auto lengths = QSharedPointer<QCPAxisTickerText>::create();
+    for (size_t l = 0; l < runs.size(); ++l)
+        lengths->addTick(double(l), QString::number(runs[l].tokens));
+    x->setTicker(lengths);
+    x->setLabel(tr("context length (tokens)"));
+    auto depthTicks = QSharedPointer<QCPAxisTickerText>::create();
+    const size_t every = std::max<size_t>(1, depths / 6);
+    for (size_t d = 0; d < depths; d += every)
+        depthTicks->addTick(double(d), formatPercent(runs.front().depths[d].depth));
+    y->setTicker(depthTicks);
+    y->setLabel(tr("depth of the needle"));
+    addColorScale(0, 1, map, rect, tr("log\u2081\u2080 P(the answer)"));
+    setPanelTitle(rect, tr("How likely the answer is"));
+    addLegend(1);
+}
+
+QString NeedleView::gridText(const std::vector<NeedleResult> &runs) const
+{
+    int found = 0, cells = 0;
+    const NeedleAtDepth *best = &runs.front().depths.front(), *worst = best;
+    int bestLength = runs.front().tokens, worstLength = bestLength;
+    for (const NeedleResult &r : runs)
+        for (const NeedleAtDepth &d : r.depths) {
+            ++cells;
+            found += d.greedy;
+            if (d.answerProbability > best->answerProbability) {
+                best = &d;
+                bestLength = r.tokens;
+            }
+            if (d.answerProbability < worst->answerProbability) {
+                worst = &d;
+                worstLength = r.tokens;
+            }
+        }
+    return tr("Kamradt's grid: the needle \u201C%1\u201D put after the sentence end nearest before each depth of "
+              "contexts of %2 lengths, \u201C%3\u201D closing each. Left: log\u2081\u2080 of P(\u201C%4\u201D), "
+              "a ring where greedy decoding gives the answer (%5 of %6 cells). P(answer) is highest, %7, at %8 "
+              "tokens with the needle at %9, and lowest, %10, at %11 tokens and %12. Right: each layer's share of the "
+              "question's last token's attention on the needle in the longest context, heads averaged.")
+        .arg(QString::fromStdString(m_spec.get(kNeedle)).trimmed())
+        .arg(runs.size())
+        .arg(QString::fromStdString(m_spec.get(kNeedleQuestion)).trimmed(),
+            QString::fromStdString(m_spec.get(kNeedleAnswer)).trimmed())
+        .arg(found)
+        .arg(cells)
+        .arg(QString::number(best->answerProbability, 'g', 3))
+        .arg(bestLength)
+        .arg(formatPercent(best->depth))
+        .arg(QString::number(worst->answerProbability, 'g', 3))
+        .arg(worstLength)
+        .arg(formatPercent(worst->depth));
+}
+
+void NeedleView::drawAttention(const NeedleResult &r, int column)
+{
+    QCPAxisRect *rect = addAxisRect(0, column);
     QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
     double top = 0;
     for (const NeedleAtDepth &d : r.depths)
@@ -182,15 +277,16 @@ void NeedleView::drawAttention(const NeedleResult &r)
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int every = std::max(1, int(r.depths.size()) / 6);
     for (size_t d = 0; d < r.depths.size(); d += size_t(every))
-        ticker->addTick(double(d), QString::number(std::lround(100.0 * r.depths[d].depth)) + QStringLiteral("%"));
+        ticker->addTick(double(d), formatPercent(r.depths[d].depth));
     x->setTicker(ticker);
     x->setLabel(tr("depth of the needle"));
     y->setLabel(tr("layer"));
     auto layers = QSharedPointer<QCPAxisTickerFixed>::create();
     layers->setTickStep(std::max(1, r.layers / 8));
     y->setTicker(layers);
-    addColorScale(0, 2, map, rect, tr("share of the question's attention on the needle"));
-    setPanelTitle(rect, tr("Where the question looks"));
+    addColorScale(0, column + 1, map, rect, tr("share of the question's attention on the needle"));
+    setPanelTitle(
+        rect, column > 1 ? tr("Where the question looks, at %1 tokens").arg(r.tokens) : tr("Where the question looks"));
 }
 
 } // namespace atlas

@@ -12,7 +12,8 @@ namespace atlas {
 // Needle in a haystack (view kind "needle"; needle/haystack.h): a sentence put at every depth of a long document and
 // a question after it. Left: the answer's probability (and its first token's) against the needle's depth, a filled
 // marker where greedy decoding gives the answer. Right: each layer's share of the question's attention on the
-// needle, a column per depth. The numbers are NeedleAnalysis's.
+// needle, a column per depth. With several context lengths (Kamradt's grid) the left panel is a map of P(answer) by
+// length and depth instead, and the right one is the longest context's. The numbers are NeedleAnalysis's.
 class NeedleView : public ResultPlotView<NeedleAnalysis>
 {
     Q_OBJECT
@@ -28,10 +29,13 @@ protected:
 private:
     void syncControls(int tokens);
     void drawProbabilities(const NeedleResult &r);
-    void drawAttention(const NeedleResult &r);
+    void drawGrid(const std::vector<NeedleResult> &runs);
+    void drawAttention(const NeedleResult &r, int column);
+    QString gridText(const std::vector<NeedleResult> &runs) const;
 
     QSpinBox *m_tokens;
     QSpinBox *m_depths;
+    QSpinBox *m_lengths;
     QComboBox *m_haystack;
 };
 

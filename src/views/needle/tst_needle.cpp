@@ -133,6 +133,40 @@ private slots:
         }
     }
 
+    // Kamradt's grid is the test at each length, evenly spaced up to the context: every number equals the test run at
+    // that length alone, and the progress counts every pass.
+    void runsTheGridLengthByLength()
+    {
+        const auto model = loadModel("austen");
+        const auto tokenizer = tokenizerForModel(*model);
+        NeedleTest test = smallTest(3);
+        test.needle = " The code is 48.";
+        test.question = " The code is";
+        test.answer = " 48";
+        test.lengths = 3;
+        QCOMPARE(needleLengths(test), std::vector<int>({40, 80, 120}));
+        AnalysisProgress progress;
+        const std::vector<NeedleResult> runs = needleGrid(model, *tokenizer, test, size_t(1) << 30, &progress);
+        QCOMPARE(runs.size(), size_t(3));
+        QCOMPARE(progress.total.load(), 9);
+        QCOMPARE(progress.done.load(), 9);
+        for (const NeedleResult &r : runs) {
+            NeedleTest one = test;
+            one.tokens = r.tokens;
+            one.lengths = 1;
+            const NeedleResult alone = needleInAHaystack(model, *tokenizer, one, size_t(1) << 30);
+            QCOMPARE(r.questionPosition, alone.questionPosition);
+            QCOMPARE(r.depths.size(), alone.depths.size());
+            for (size_t d = 0; d < r.depths.size(); ++d) {
+                QCOMPARE(r.depths[d].needleStart, alone.depths[d].needleStart);
+                QCOMPARE(r.depths[d].answerProbability, alone.depths[d].answerProbability);
+                QCOMPARE(r.depths[d].attention, alone.depths[d].attention);
+            }
+        }
+        test.lengths = 1;
+        QCOMPARE(needleLengths(test), std::vector<int>({120}));
+    }
+
     void refusesWhatItCannotMeasure()
     {
         const auto austen = loadModel("austen");
@@ -163,6 +197,25 @@ private slots:
         test.answer = "";
         refused(austen, test, "the answer has no tokens");
         refused(loadModel("austen-mlm"), smallTest(3), "austen-mlm is an encoder");
+        // a grid: 1 to 16 lengths, and its shortest context must hold the needle and the question, checked before the
+        // first pass
+        const auto refusedGrid = [&](const NeedleTest &grid, const QString &expected) {
+            AnalysisProgress progress;
+            try {
+                needleGrid(austen, *tokenizer, grid, size_t(1) << 30, &progress);
+                QFAIL(qPrintable("accepted: " + expected));
+            } catch (const Error &e) {
+                QVERIFY2(QString(e.what()).contains(expected), e.what());
+            }
+            QCOMPARE(progress.done.load(), 0);
+        };
+        test = smallTest(3);
+        test.lengths = 17;
+        refusedGrid(test, "the grid takes 1 to 16 context lengths (each a row of depths), not 17");
+        test.lengths = 0;
+        refusedGrid(test, "the grid takes 1 to 16 context lengths (each a row of depths), not 0");
+        test.lengths = 2; // 60 and 120 tokens: the needle and question take 80
+        refusedGrid(test, "a context of 60 tokens cannot hold the needle");
     }
 };
 
