@@ -131,7 +131,7 @@ QString QuantizationView::draw(const QuantizationAnalysis &result)
             text += tr(", d = %1").arg(formatNumber(e.scales.scales.front(), 4))
                 + (e.scales.mins.empty() ? QString() : tr(", m = %1").arg(formatNumber(e.scales.mins.front(), 4)));
         if (!drawnLevels(e.scales).empty())
-            text += tr(" (grey lines: the levels)");
+            text += tr(" (dashed lines: the levels)");
         text += tr(".");
     }
     if (!e.referenceProblem.empty()) {
@@ -231,6 +231,10 @@ void QuantizationView::drawBlock(const QuantizationEffect &e)
     const GgmlBlockScales &s = e.scales;
     const std::vector<float> multipliers = drawnLevels(s);
     if (!multipliers.empty())
+        y->grid()->setVisible(false); // the levels take the grid's place: lines in the read-back colour, not grey
+    QColor levelColour = kReadBack;
+    levelColour.setAlpha(110);
+    if (!multipliers.empty())
         for (size_t j = 0; j < s.scales.size() && int64_t(j) * s.subBlock < n; ++j) {
             const double from = double(j) * double(s.subBlock) - 0.5,
                          to = std::min(double(n), double(j + 1) * double(s.subBlock)) - 0.5;
@@ -246,7 +250,7 @@ void QuantizationView::drawBlock(const QuantizationEffect &e)
                 line->end->setAxes(x, y);
                 line->start->setCoords(from, level);
                 line->end->setCoords(to, level);
-                line->setPen(QPen(colors.grid, 1));
+                line->setPen(QPen(levelColour, 1, Qt::DashLine));
             }
         }
     std::vector<QCPAbstractPlottable *> entries;
