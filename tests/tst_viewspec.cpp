@@ -67,11 +67,11 @@ private slots:
             std::vector<std::string>({"approximation", "fourier", "pattern", "sinkhorn", "sparsity", "adaptive-span",
                 "token-reduction", "funnel", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 15);
-        QCOMPARE(std::vector<std::string>(fills, fills + 16),
-            std::vector<std::string>({"fills", "gradients", "recurrence", "logit-lens", "early-exit", "layerdrop",
-                "lost-in-the-middle", "needle", "rollout", "logit-attribution", "head-kinds", "circuit", "patching",
-                "features", "kernels", "lsh"}));
+        QVERIFY(kinds.end() - fills > 16);
+        QCOMPARE(std::vector<std::string>(fills, fills + 17),
+            std::vector<std::string>({"fills", "gradients", "norms", "recurrence", "logit-lens", "early-exit",
+                "layerdrop", "lost-in-the-middle", "needle", "rollout", "logit-attribution", "head-kinds", "circuit",
+                "patching", "features", "kernels", "lsh"}));
     }
 
     void roundTrip()

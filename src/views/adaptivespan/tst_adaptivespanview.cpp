@@ -4,6 +4,7 @@
 #include "adaptivespan/adaptivespanview.h"
 #include "testbundle.h"
 #include "views/heatmapplot.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <QComboBox>
@@ -30,11 +31,7 @@ private slots:
         spec.model = "copy-span";
         spec.text = "qzkxwabmeq|qzkxwabmeq";
         AdaptiveSpanView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<AdaptiveSpanAnalysis>();
         QVERIFY(a);

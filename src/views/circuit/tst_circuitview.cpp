@@ -6,6 +6,7 @@
 #include "circuit/circuitview.h"
 #include "layouttesting.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <nlohmann/json.hpp>
@@ -45,11 +46,7 @@ private slots:
     {
         ViewSpec spec = copySpec();
         CircuitView view;
-        view.resize(1200, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show(); // the graph at its size, for the clicks below
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec), {1200, 720}));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<CircuitViewAnalysis>();
         QVERIFY(a);

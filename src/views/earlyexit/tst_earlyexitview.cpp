@@ -3,6 +3,7 @@
 #include "earlyexit/earlyexit.h"
 #include "earlyexit/earlyexitview.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <QComboBox>
@@ -24,11 +25,7 @@ private slots:
         spec.text = "It is a truth universally acknowledged";
         spec.set(views::earlyexit::kExitThreshold, 0.5);
         EarlyExitView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<EarlyExitAnalysis>();
         QVERIFY(a);

@@ -20,6 +20,7 @@
 #include "testbundle.h"
 #include "tokenize/tokenizer.h"
 #include "train/corpus.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -63,11 +64,7 @@ ViewSpec austenFeatures(const std::string &text)
 // The view at a projector's size, drawing `spec`'s run, on screen.
 bool shown(FeaturesView &view, const ViewSpec &spec)
 {
-    view.resize(1280, 720);
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    view.show();
-    return QTest::qWaitForWindowExposed(&view);
+    return testing::shown(view, spec, testing::forSpec(spec));
 }
 
 } // namespace

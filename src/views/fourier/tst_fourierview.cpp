@@ -3,6 +3,7 @@
 #include "fourier/fourier.h"
 #include "fourier/fourierview.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -26,11 +27,7 @@ private slots:
         spec.layer = 1;
         spec.head = 1;
         FourierView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<FourierMixingAnalysis>();
         QVERIFY(a);

@@ -5,6 +5,7 @@
 #include "headkinds/headkindsview.h"
 #include "layouttesting.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <QSignalSpy>
@@ -39,11 +40,7 @@ private slots:
         const ViewSpec spec = kindsSpec("previous-token", 0.05);
         const ViewInput input = testing::forSpec(spec);
         HeadKindsView view;
-        view.resize(1100, 700);
-        view.setSpec(spec);
-        view.setInput(input);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, input, {1100, 700}));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = input.analysisAs<HeadKindsAnalysis>();
         QVERIFY(a);

@@ -7,6 +7,7 @@
 #include "logitattribution/logitattributionview.h"
 #include "testbundle.h"
 #include "views/heatmapplot.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <QSignalSpy>
@@ -40,11 +41,7 @@ private slots:
         const ViewSpec spec = attributionSpec("reverse-llama", "abcdefgh>hgfedcb");
         const ViewInput input = testing::forSpec(spec);
         LogitAttributionView view;
-        view.resize(1200, 700);
-        view.setSpec(spec);
-        view.setInput(input);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, input, {1200, 700}));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = input.analysisAs<LogitAttributionAnalysis>();
         QVERIFY(a);

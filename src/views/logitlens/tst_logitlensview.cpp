@@ -6,6 +6,7 @@
 #include "logitlens/logitlensview.h"
 #include "testbundle.h"
 #include "views/heatmapplot.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -44,11 +45,7 @@ private slots:
         const ViewSpec spec = lensSpec();
         const ViewInput input = testing::forSpec(spec);
         LogitLensView view;
-        view.resize(1200, 700);
-        view.setSpec(spec);
-        view.setInput(input);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, input, {1200, 700}));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const int layers = input.model->config.layers;
         QCOMPARE(view.plot()->matrixRows(), layers + 1);
@@ -70,11 +67,7 @@ private slots:
         const ViewSpec spec = lensSpec("#5");
         const ViewInput input = testing::forSpec(spec);
         LogitLensView view;
-        view.resize(1200, 700);
-        view.setSpec(spec);
-        view.setInput(input);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, input, {1200, 700}));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = input.analysisAs<LogitLensAnalysis>();
         QVERIFY(a && a->lens.target == 5);

@@ -3,6 +3,7 @@
 #include "needle/needle.h"
 #include "needle/needleview.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <QComboBox>
@@ -11,22 +12,6 @@
 #include <QTest>
 
 using namespace atlas;
-
-namespace {
-
-// The view on `spec` as the app shows it, its analysis computed: empty when it drew, else why not.
-QString shown(NeedleView &view, const ViewSpec &spec)
-{
-    view.resize(1280, 720);
-    view.setSpec(spec);
-    view.setInput(testing::forSpec(spec));
-    view.show();
-    if (!QTest::qWaitForWindowExposed(&view))
-        return "the window was never exposed";
-    return view.message();
-}
-
-} // namespace
 
 class TestNeedleView : public QObject
 {
@@ -41,8 +26,8 @@ private slots:
         spec.set(views::needle::kNeedleTokens, 120);
         spec.set(views::needle::kNeedleDepths, 5);
         NeedleView view;
-        const QString problem = shown(view, spec);
-        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<NeedleAnalysis>();
         QVERIFY(a);
         QCOMPARE(a->runs.size(), size_t(1));
@@ -88,8 +73,8 @@ private slots:
         spec.set(views::needle::kNeedleQuestion, std::string(" The code is"));
         spec.set(views::needle::kNeedleAnswer, std::string(" 48"));
         NeedleView view;
-        const QString problem = shown(view, spec);
-        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<NeedleAnalysis>();
         QVERIFY(a);
         QCOMPARE(a->runs.size(), size_t(3));

@@ -64,7 +64,7 @@ ViewKind kind()
         .request = request,
         .analysisKeys = {"layer", "head", "query", kRnnRadius.name},
         .recomputes = recomputes,
-        .after = "gradients",
+        .after = "norms",
         .keys = {{.field = kRnnRadius,
             .type = "number, 0 < \u03C1 \u2264 4",
             .meaning = "RNN vs attention: \u03C1 = \u2016W\u2016\u2082, the spectral norm of the RNN's recurrent "

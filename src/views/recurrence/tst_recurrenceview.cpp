@@ -4,6 +4,7 @@
 #include "recurrence/recurrence.h"
 #include "recurrence/recurrenceview.h"
 #include "testbundle.h"
+#include "viewshowing.h"
 #include "viewtesting.h"
 
 #include <qcustomplot.h>
@@ -31,11 +32,7 @@ private slots:
         spec.head = 1;
         spec.query = 40;
         RecurrenceView view;
-        view.resize(1280, 720);
-        view.setSpec(spec);
-        view.setInput(testing::forSpec(spec));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
         QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
         const auto *a = view.input().analysisAs<RecurrenceAnalysis>();
         QVERIFY(a);
