@@ -5,28 +5,50 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace atlas {
 
 namespace {
 
-// Each column of `x` over rows [0, rows): its mean and √(variance + ε), in double.
-void columnStatistics(
-    const NormMatrix &x, int rows, float epsilon, std::vector<double> &mean, std::vector<double> &scale)
+// Column statistics of `x`'s first rows, accumulated one row at a time: after add(t), each column's mean over rows
+// 0 … t and √(variance + ε). The whole input's statistics are the last row's, so a token's BatchNorm over the tokens
+// up to it and over all of them come from one formula.
+struct RunningColumns
 {
-    const int D = int(x.cols());
-    mean.assign(size_t(D), 0.0);
-    scale.assign(size_t(D), 0.0);
-    for (int f = 0; f < D; ++f) {
-        double sum = 0, squares = 0;
-        for (int t = 0; t < rows; ++t)
-            sum += x(t, f);
-        const double mu = sum / rows;
-        for (int t = 0; t < rows; ++t)
-            squares += (x(t, f) - mu) * (x(t, f) - mu);
-        mean[size_t(f)] = mu;
-        scale[size_t(f)] = std::sqrt(squares / rows + double(epsilon));
+    std::vector<double> sum, squares, mean, scale;
+    int rows = 0;
+
+    explicit RunningColumns(int width)
+        : sum(size_t(width))
+        , squares(size_t(width))
+        , mean(size_t(width))
+        , scale(size_t(width))
+    {
     }
+
+    void add(const NormMatrix &x, int t, float epsilon)
+    {
+        ++rows;
+        for (size_t f = 0; f < sum.size(); ++f) {
+            const double v = x(t, int(f));
+            sum[f] += v;
+            squares[f] += v * v;
+            mean[f] = sum[f] / rows;
+            scale[f] = std::sqrt(std::max(0.0, squares[f] / rows - mean[f] * mean[f]) + double(epsilon));
+        }
+    }
+};
+
+// The first Norm step of block `layer`'s recipe, or nullopt for a model with two stacks.
+std::optional<BlockStep> firstNormStep(const ModelConfig &config, int layer)
+{
+    if (config.isEncoderDecoder())
+        return std::nullopt;
+    for (const BlockStep &step : blockRecipe(config, names::kOnlyStack, layer).steps)
+        if (step.kind == BlockStep::Kind::Norm)
+            return step;
+    return std::nullopt;
 }
 
 } // namespace
@@ -56,21 +78,22 @@ NormComparison compareNorms(const NormMatrix &x, float epsilon, bool rms)
         for (int f = 0; f < D; ++f)
             n.tokenNormed(t, f) = float((x(t, f) - mu) / scale);
     }
-    std::vector<double> mean, scale;
-    columnStatistics(x, T, epsilon, mean, scale);
+    RunningColumns all(D);
+    for (int t = 0; t < T; ++t)
+        all.add(x, t, epsilon);
     for (int f = 0; f < D; ++f) {
-        n.featureMean.push_back(float(mean[size_t(f)]));
-        n.featureScale.push_back(float(scale[size_t(f)]));
+        n.featureMean.push_back(float(all.mean[size_t(f)]));
+        n.featureScale.push_back(float(all.scale[size_t(f)]));
         for (int t = 0; t < T; ++t)
-            n.batchNormed(t, f) = float((x(t, f) - mean[size_t(f)]) / scale[size_t(f)]);
+            n.batchNormed(t, f) = float((x(t, f) - all.mean[size_t(f)]) / all.scale[size_t(f)]);
     }
-    for (int t = 0; t < T; ++t) { // token t's BatchNorm had the batch held tokens 0 … t only
-        std::vector<double> causalMean, causalScale;
-        columnStatistics(x, t + 1, epsilon, causalMean, causalScale);
+    RunningColumns upTo(D); // token t's BatchNorm had the batch held tokens 0 … t only
+    for (int t = 0; t < T; ++t) {
+        upTo.add(x, t, epsilon);
         double change = 0;
         for (int f = 0; f < D; ++f)
-            change += std::fabs((x(t, f) - causalMean[size_t(f)]) / causalScale[size_t(f)]
-                - (x(t, f) - mean[size_t(f)]) / scale[size_t(f)]);
+            change += std::fabs((x(t, f) - upTo.mean[size_t(f)]) / upTo.scale[size_t(f)]
+                - (x(t, f) - all.mean[size_t(f)]) / all.scale[size_t(f)]);
         n.laterTokensChange.push_back(change / D);
     }
     return n;
@@ -78,14 +101,10 @@ NormComparison compareNorms(const NormMatrix &x, float epsilon, bool rms)
 
 std::pair<std::string, std::string> firstNormTensors(const ModelConfig &config, int layer)
 {
-    if (config.isEncoderDecoder())
+    const std::optional<BlockStep> step = firstNormStep(config, layer);
+    if (!step)
         return {};
-    const BlockRecipe recipe = blockRecipe(config, names::kOnlyStack, layer);
-    for (const BlockStep &step : recipe.steps)
-        if (step.kind == BlockStep::Kind::Norm)
-            return {
-                blockTensor(names::kOnlyStack, layer, step.in.at(0)), blockTensor(names::kOnlyStack, layer, step.out)};
-    return {};
+    return {blockTensor(names::kOnlyStack, layer, step->in.at(0)), blockTensor(names::kOnlyStack, layer, step->out)};
 }
 
 NormComparison compareNorms(const Model &model, const Trace &trace, int layer)
@@ -93,9 +112,11 @@ NormComparison compareNorms(const Model &model, const Trace &trace, int layer)
     const ModelConfig &c = model.config;
     if (layer < 0 || layer >= c.layers)
         throw Error("layer " + std::to_string(layer) + " is outside the model's " + std::to_string(c.layers));
-    const auto [inputName, outputName] = firstNormTensors(c, layer);
-    if (inputName.empty())
+    const std::optional<BlockStep> step = firstNormStep(c, layer);
+    if (!step)
         throw Error("the norms are compared on a model with one stack of blocks");
+    const std::string inputName = blockTensor(names::kOnlyStack, layer, step->in.at(0)),
+                      outputName = blockTensor(names::kOnlyStack, layer, step->out);
     const TraceEntry *input = trace.find(inputName), *output = trace.find(outputName);
     if (!input || !output)
         throw Error("the trace holds no " + (input ? outputName : inputName));
@@ -107,14 +128,8 @@ NormComparison compareNorms(const Model &model, const Trace &trace, int layer)
     n.layer = layer;
     n.input = inputName;
     n.output = outputName;
-    BlockPart part = BlockPart::NormAttention;
-    for (const BlockStep &step : blockRecipe(c, names::kOnlyStack, layer).steps)
-        if (step.kind == BlockStep::Kind::Norm) {
-            part = step.norm;
-            break;
-        }
     const BlockWeights &b = model.blocks[size_t(layer)];
-    const Tensor &gamma = b.normWeight(part), &beta = b.normBias(part);
+    const Tensor &gamma = b.normWeight(step->norm), &beta = b.normBias(step->norm);
     const float shift = c.normAddsOne ? 1.0f : 0.0f; // Gemma's norms multiply by 1 + w
     const Tensor &y = output->tensor;
     for (int64_t t = 0; t < T; ++t)
