@@ -26,7 +26,8 @@ using namespace atlas::testing;
 
 // tests/data/gguf/models/ holds the tiny test checkpoints converted to GGUF as llama.cpp's converter converts them
 // (tests/tools/make_gguf_models.py: its names, the llama architecture's permuted q and k, stacked experts, Llama 3's
-// scaling as rope_freqs), in F32 and Q8_0, and reference.json llama.cpp's logits on them (gguf_reference.mjs).
+// scaling as rope_freqs), in F32 and Q8_0, and reference.json llama.cpp's logits on them (gguf_reference.mjs);
+// reference-t5.json llama.cpp's logits on the t5 files, which node-llama-cpp does not run (make_gguf_t5_reference.py).
 class TestGgufModels : public QObject
 {
     Q_OBJECT
@@ -38,6 +39,9 @@ private slots:
     void logitsAgreeWithLlamaCpp();
     void keepsQuantizedMatricesPacked_data();
     void keepsQuantizedMatricesPacked();
+    void t5LogitsAgreeWithLlamaCpp_data();
+    void t5LogitsAgreeWithLlamaCpp();
+    void readsT5AsLlamaCppRunsIt();
     void refusesWhatDoesNotFit();
     void readsGptOssAsLlamaCppConvertsIt();
     void keepsGptOssExpertsPacked_data();
@@ -245,6 +249,106 @@ void TestGgufModels::logitsAgreeWithLlamaCpp()
                            .arg(shift / n)));
 }
 
+void TestGgufModels::t5LogitsAgreeWithLlamaCpp_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<double>("tolerance");
+    // F32: float32 in another order, and llama.cpp's half-precision table of the GELU in the gated (v1.1) file,
+    // relative to the logits' size. Q8_0: as for the other architectures' Q8_0 files, 0.5 or llama.cpp's own largest
+    // shift from its logits of the F32 file, and a mean difference under llama.cpp's mean shift.
+    QTest::newRow("t5_tiny-f32") << "t5_tiny-f32.gguf" << 1e-4;
+    QTest::newRow("t5_tiny-q8_0") << "t5_tiny-q8_0.gguf" << 0.5;
+    QTest::newRow("t5v11_tiny-f32") << "t5v11_tiny-f32.gguf" << 2e-3;
+    QTest::newRow("t5v11_tiny-q8_0") << "t5v11_tiny-q8_0.gguf" << 0.5;
+}
+
+// A t5 file (llama.cpp's T5, as its converter writes T5ForConditionalGeneration) runs as llama.cpp runs it: the source
+// through the encoder, the decoder's start token and the target through the decoder, every position's logits.
+void TestGgufModels::t5LogitsAgreeWithLlamaCpp()
+{
+    QFETCH(QString, file);
+    QFETCH(double, tolerance);
+    QFile f(modelPath("reference-t5.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject models = QJsonDocument::fromJson(f.readAll()).object()["models"].toObject();
+    const QJsonObject reference = models[file].toObject();
+    const auto ids = [&](const char *key) {
+        std::vector<int> out;
+        for (const QJsonValue &v : reference[key].toArray())
+            out.push_back(v.toInt());
+        return out;
+    };
+    Input input {ids("tokens"), {}};
+    input.source = ids("source");
+    auto model = std::make_shared<const Model>(Model::load(modelPath(file).toStdString()));
+    QCOMPARE(model->config.family, Family::T5);
+    Engine engine(model, input);
+    engine.runToEnd();
+    const Tensor &logits = engine.trace().tensor("logits");
+    const QJsonArray rows = reference["logits"].toArray();
+    const QJsonArray f32 = models[file.section('-', 0, -2) + "-f32.gguf"].toObject()["logits"].toArray();
+    const int64_t V = model->config.vocab;
+    QCOMPARE(logits.shape(), (Shape {int64_t(rows.size()), V}));
+    double worst = 0, largest = 0, sum = 0, shift = 0, largestShift = 0;
+    for (qsizetype t = 0; t < rows.size(); ++t)
+        for (qsizetype v = 0; v < V; ++v) {
+            const double theirs = rows[t].toArray()[v].toDouble(), own = logits.data()[t * V + v];
+            worst = std::max(worst, std::fabs(own - theirs));
+            sum += std::fabs(own - theirs);
+            largest = std::max(largest, std::fabs(theirs));
+            const double moved = std::fabs(theirs - f32[t].toArray()[v].toDouble());
+            shift += moved;
+            largestShift = std::max(largestShift, moved);
+        }
+    const double n = double(rows.size()) * double(V);
+    qInfo("%s: largest difference from llama.cpp's logits %.3g, mean %.3g (logits up to %.3g); llama.cpp's own from "
+          "its F32 file largest %.3g, mean %.3g",
+        qPrintable(file), worst, sum / n, largest, largestShift, shift / n);
+    if (file.endsWith("-f32.gguf")) {
+        QVERIFY2(worst <= tolerance * std::max(1.0, largest), qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+        return;
+    }
+    QVERIFY2(worst <= std::max(tolerance, largestShift), qPrintable(QString("%1 > %2").arg(worst).arg(tolerance)));
+    QVERIFY2(sum < shift,
+        qPrintable(
+            QString("mean difference %1 against llama.cpp's own quantization shift %2").arg(sum / n).arg(shift / n)));
+}
+
+// llama.cpp's t5 buckets positions up to 128 apart and reads its head unscaled (from the embedding when the file has
+// no output): the v1.1 file, whose checkpoint has both, is the checkpoint's model, every weight and every logit; the
+// v1.0 file's tied head is read as an untied copy of the embedding.
+void TestGgufModels::readsT5AsLlamaCppRunsIt()
+{
+    const Model hf = Model::load(dataPath("t5v11_tiny").toStdString());
+    const Model gguf = Model::load(modelPath("t5v11_tiny-f32.gguf").toStdString());
+    QCOMPARE(gguf.config.encoderLayers, hf.config.encoderLayers);
+    QCOMPARE(gguf.config.layers, hf.config.layers);
+    QCOMPARE(gguf.config.relativeMaxDistance, 128);
+    QCOMPARE(gguf.config.gatedFfn, true);
+    compareParameters(hf, gguf, [](const std::string &, float) { return 0.0f; });
+    QFile f(dataPath("t5v11_tiny_ref/input.json"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+    Input input;
+    for (const QJsonValue &v : json["tokens"].toArray())
+        input.tokens.push_back(v.toInt());
+    for (const QJsonValue &v : json["source"].toArray())
+        input.source.push_back(v.toInt());
+    const auto logits = [&](const Model &m) {
+        Engine engine(std::make_shared<const Model>(m), input);
+        engine.runToEnd();
+        return engine.trace().tensor("logits");
+    };
+    QCOMPARE(maxDifference(logits(gguf), logits(hf)), 0.0f);
+
+    const Model v10 = Model::load(modelPath("t5_tiny-f32.gguf").toStdString());
+    QCOMPARE(v10.config.tiedHead, false);
+    QCOMPARE(v10.config.gatedFfn, false);
+    QCOMPARE(v10.config.layers, 2); // the converted file's decoder (make_gguf_models.py: llama.cpp loads no more)
+    const Model v10hf = Model::load(dataPath("t5_tiny").toStdString());
+    QCOMPARE(maxDifference(*v10.parameters().at("lm_head.weight"), *v10hf.parameters().at("shared.weight")), 0.0f);
+}
+
 void TestGgufModels::keepsQuantizedMatricesPacked_data()
 {
     QTest::addColumn<QString>("name");
@@ -332,7 +436,7 @@ void TestGgufModels::refusesWhatDoesNotFit()
         w.setString("general.architecture", "bert");
         refused(QByteArray::fromStdString(w.bytes()),
             "'bert' is not an architecture this program reads (it reads llama, qwen2, qwen3, qwen3moe, olmo2, smollm3, "
-            "gemma2, gemma3, phi3, gpt2, mpt, gptneox, gpt-oss): llama.cpp's encoder files are sentence-embedding "
+            "gemma2, gemma3, phi3, gpt2, mpt, gptneox, gpt-oss, t5): llama.cpp's encoder files are sentence-embedding "
             "models, "
             "written without a masked-LM head");
     }

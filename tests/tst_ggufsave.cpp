@@ -287,6 +287,10 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
     const CliResult bert = runCli({"save", "--model", dataPath("bert_tiny"), "--out", QString::fromStdString(out)});
     QCOMPARE(bert.code, 1);
     QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
+    const CliResult t5 = runCli({"save", "--model", dataPath("t5v11_tiny"), "--out", QString::fromStdString(out)});
+    QCOMPARE(t5.code, 1);
+    QVERIFY2(t5.err.contains("llama.cpp's t5 files are read here, not written"), qPrintable(t5.err));
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
     // gpt-oss's own YaRN leaves the ramp's ends where they fall (truncate false); llama.cpp's rounds them to whole
     // pairs
     Model gptOss = *loadModel("reverse-gpt-oss");

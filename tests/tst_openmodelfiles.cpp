@@ -82,6 +82,32 @@ private slots:
             QVERIFY(window.grab().save(dir + "/window-gguf.png"));
     }
 
+    // Issue 60: a t5 file (an encoder–decoder as llama.cpp's T5Model writes it) opens as one: the text is the
+    // encoder's source, the decoder starts from the file's start token, and the panel says how it was read.
+    void opensAT5File()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "abcd abba";
+        session.setSpec(spec);
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
+        QSignalSpy traced(&session, &Session::traceChanged), errors(&session, &Session::errorOccurred);
+        QVERIFY(dropOn(window, ATLAS_TEST_DATA "/gguf/models/t5v11_tiny-q8_0.gguf"));
+        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0 || errors.count() > 0, 20000);
+        waitIdle(session);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        QVERIFY(session.model()->config.isEncoderDecoder());
+        QVERIFY(!session.input().source.empty());
+        QCOMPARE(session.input().tokens.front(), session.model()->config.decoderStart);
+        const QString text = window.findChild<ModelInfoPanel *>()->text();
+        QVERIFY2(text.contains("GGUF, llama.cpp's t5 architecture") && text.contains("read unscaled")
+                && text.contains("32 buckets") && text.contains("128 positions apart"),
+            qPrintable(text));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(dir + "/window-gguf-t5.png"));
+    }
+
     // Issue 63: a lesson dropped on the window opens in the Lessons panel at its first step; a view spec dropped on it
     // shows its view; a file that is neither is refused as the drag enters.
     void opensADroppedLessonAndViewSpec()

@@ -66,6 +66,12 @@ MODELS = {
     "qwen3_tiny": gguf.MODEL_ARCH.QWEN3,
 }
 BIASES_DROPPED = {"qwen3_tiny"}
+# T5 checkpoints, as llama.cpp's t5 (convert_t5): t5_tiny is v1.0 (ReLU, a tied head, relative_attention_max_distance
+# 12, which llama.cpp's 128 replaces), t5v11_tiny v1.1 (gated GELU, an untied head, the distance 128). llama.cpp v0.5.0
+# fails to load a t5 file with more decoder layers than encoder layers (a vector's range check in its loader):
+# t5_tiny's third decoder layer is dropped, so its files are another model than the checkpoint, compared with llama.cpp's
+# logits alone.
+T5_MODELS = ["t5_tiny", "t5v11_tiny"]
 
 
 def read_safetensors(directory):
@@ -360,6 +366,60 @@ def convert_gpt_oss(name, decoded=False):
     return path
 
 
+def convert_t5(name, quantized):
+    """T5Model's conversion (llama.cpp's conversion/t5.py): T5Config's keys as t5.* (block_count the encoder's,
+    decoder_block_count, key_length and value_length d_kv, relative_buckets_count, layer_norm_rms_epsilon,
+    decoder_start_token_id), the tensors renamed by gguf-py's map (enc.blk.N.*, dec.blk.N.*, cross_attn_*), the shared
+    embedding as token_embd and lm_head, when the checkpoint has one, as output; nothing else changed. llama.cpp's t5
+    reads no relative_attention_max_distance (it computes with 128) and never scales a tied head by d_model^-1/2."""
+    directory = os.path.join(DATA, name)
+    c = json.load(open(os.path.join(directory, "config.json")))
+    weights = read_safetensors(directory)
+    if c.get("num_decoder_layers", c["num_layers"]) > c["num_layers"]:
+        kept = ["decoder.block.%d." % i for i in range(c["num_layers"])]
+        weights = {k: v for k, v in weights.items() if not k.startswith("decoder.block.") or k.startswith(tuple(kept))}
+        c = dict(c, num_decoder_layers=c["num_layers"])
+    arch = gguf.MODEL_ARCH.T5
+    path = os.path.join(OUT, "%s-%s.gguf" % (name, "q8_0" if quantized else "f32"))
+    w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
+    w.add_name(name)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if quantized else gguf.LlamaFileType.ALL_F32)
+    w.add_context_length(c.get("n_positions", 512))
+    w.add_embedding_length(c["d_model"])
+    w.add_feed_forward_length(c["d_ff"])
+    w.add_block_count(c["num_layers"])
+    if c.get("num_decoder_layers") is not None:
+        w.add_decoder_block_count(c["num_decoder_layers"])
+    w.add_head_count(c["num_heads"])
+    w.add_key_length(c["d_kv"])
+    w.add_value_length(c["d_kv"])
+    w.add_layer_norm_eps(c["layer_norm_epsilon"])
+    w.add_relative_attn_buckets_count(c["relative_attention_num_buckets"])
+    w.add_layer_norm_rms_eps(c["layer_norm_epsilon"])
+    w.add_decoder_start_token_id(c["decoder_start_token_id"])
+    add_tokenizer(w, c["vocab_size"])
+    names = gguf.get_tensor_name_map(arch, max(c["num_layers"], c.get("num_decoder_layers") or 0))
+    out = {}
+    for key, value in weights.items():
+        if key in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight"):
+            key = "shared.weight"
+        gguf_name = names.get_name(key, try_suffixes=(".weight", ".bias"))
+        assert gguf_name, key
+        out[gguf_name] = value
+    for tensor_name in sorted(out):
+        value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
+        if quantized and value.ndim >= 2 and value.shape[-1] % 32 == 0 and "_rel_b" not in tensor_name:
+            w.add_tensor(tensor_name, quants.quantize(value, gguf.GGMLQuantizationType.Q8_0),
+                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(tensor_name, value)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[2:]  # checkpoint names, or every one
@@ -371,6 +431,10 @@ def main():
     if not only or "gpt_oss_mxfp4_tiny" in only:
         print(convert_gpt_oss("gpt_oss_mxfp4_tiny"))
         print(convert_gpt_oss("gpt_oss_mxfp4_tiny", decoded=True))
+    for name in T5_MODELS:
+        if not only or name in only:
+            for quantized in (False, True):
+                print(convert_t5(name, quantized))
 
 
 if __name__ == "__main__":

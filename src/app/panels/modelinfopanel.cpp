@@ -143,6 +143,13 @@ void ModelInfoPanel::showModel()
             : c.ropeScaling.kind == RopeScaling::Kind::Factors
             ? tr(", each pair's frequency divided by its own factor (the file's rope_freqs: Llama 3's scaling)")
             : tr(", Llama 3 scaling ×%1").arg(c.ropeScaling.factor);
+    if (c.positions == PositionKind::T5)
+        positions += tr(", a learned bias per head for each of %1 buckets of relative distance, logarithmic up to %2 "
+                        "positions apart")
+                         .arg(c.relativeBuckets)
+                         .arg(c.relativeMaxDistance);
+    if (model->gguf && c.positions == PositionKind::T5)
+        positions += tr(" (llama.cpp's constant: a t5 file holds no maximum distance)");
     if (model->gguf && model->gguf->pairedRope)
         positions += tr("; the file stores q and k for RoPE on adjacent pairs (llama.cpp's convention), put back "
                         "in rotate-half order when read");
@@ -183,7 +190,11 @@ void ModelInfoPanel::showModel()
     if (c.attentionSinks)
         html += row(tr("attention sinks"),
             tr("a learned logit per head joins each row's softmax and takes its share of the weight (no value)"));
-    html += row(tr("output head"), c.tiedHead ? tr("tied to the token embedding") : tr("its own matrix (lm_head)"));
+    html += row(tr("output head"),
+        c.tiedHead                                  ? tr("tied to the token embedding")
+            : model->gguf && c.family == Family::T5 ? tr("its own matrix, read unscaled as llama.cpp computes it (the "
+                                                         "embedding when the file has no output tensor)")
+                                                    : tr("its own matrix (lm_head)"));
     if (!c.sample.empty())
         html += row(
             tr("sample input"), QStringLiteral("<tt>%1</tt>").arg(QString::fromStdString(c.sample).toHtmlEscaped()));

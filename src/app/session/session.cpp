@@ -161,7 +161,8 @@ void Session::openModel(const QString &nameOrDirectory, bool sampleInput)
         const bool idsOnly = !tokenizer->canEncode();
         if (idsOnly && wanted.tokens.empty())
             wanted.tokens = {0};
-        if (idsOnly) {
+        // Without a sample of its own (a Hugging Face or GGUF T5), the decoder starts from its start token alone.
+        if (idsOnly || wanted.decoderText.empty()) {
             wanted.decoderText.clear();
             wanted.decoderTokens = {std::max(0, model->config.decoderStart)};
         }

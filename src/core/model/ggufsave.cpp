@@ -395,6 +395,10 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
         ? std::string()
         : ggufArchitecture(c);
+    if (c.family == Family::T5)
+        throw Error(m.name
+            + ": llama.cpp's t5 files are read here, not written: writing one needs T5's SentencePiece vocabulary "
+              "with its normalisation map, as llama.cpp's t5 tokenizer reads it; nothing was written");
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
             + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "

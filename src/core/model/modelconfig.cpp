@@ -103,7 +103,7 @@ constexpr ModelType kModelTypes[] = {{"gpt2", Family::Gpt2, "GPT2LMHeadModel", "
     {"qwen2", Family::Llama, "Qwen2ForCausalLM", "qwen2"},
     {"gpt_neox", Family::GptNeoX, "GPTNeoXForCausalLM", "gptneox"},
     {"gpt_neo", Family::GptNeo, "GPTNeoForCausalLM", ""}, {"bert", Family::Bert, "BertForMaskedLM", ""},
-    {"mixtral", Family::Llama, "MixtralForCausalLM", "llama"}, {"t5", Family::T5, "T5ForConditionalGeneration", ""},
+    {"mixtral", Family::Llama, "MixtralForCausalLM", "llama"}, {"t5", Family::T5, "T5ForConditionalGeneration", "t5"},
     {"qwen3", Family::Llama, "Qwen3ForCausalLM", "qwen3"}, {"olmo2", Family::Llama, "Olmo2ForCausalLM", "olmo2"},
     {"gemma2", Family::Llama, "Gemma2ForCausalLM", "gemma2"},
     {"gemma3_text", Family::Llama, "Gemma3ForCausalLM", "gemma3"},

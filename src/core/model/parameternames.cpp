@@ -78,6 +78,11 @@ constexpr BlockNames kGgufBlock
     = {"attn_norm", nullptr, "ffn_norm", "attn_q", "attn_k", "attn_v", "attn_qkv", "attn_output", nullptr, nullptr,
         nullptr, nullptr, nullptr, "ffn_up", "ffn_down", "ffn_gate", "ffn_gate_inp", nullptr, nullptr, nullptr, nullptr,
         nullptr, nullptr, "attn_q_norm", "attn_k_norm", "post_attention_norm", "post_ffw_norm"};
+// llama.cpp's t5 names its attention's output attn_o, and its cross-attention's parts cross_attn_*, under enc.blk.N.
+// and dec.blk.N.
+constexpr BlockNames kGgufT5Block = {"attn_norm", "cross_attn_norm", "ffn_norm", "attn_q", "attn_k", "attn_v", nullptr,
+    "attn_o", "cross_attn_q", "cross_attn_k", "cross_attn_v", nullptr, "cross_attn_o", "ffn_up", "ffn_down", "ffn_gate",
+    nullptr, nullptr, "attn_rel_b"};
 
 const char *familyName(Family family)
 {
@@ -266,7 +271,7 @@ std::string requireGgufArchitecture(const ModelConfig &c)
     const std::string arch = ggufArchitecture(c);
     if (arch.empty())
         throw Error(std::string(familyName(c.family)) + " models have no GGUF names in this app (llama.cpp reads "
-            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2, mpt, gptneox and gpt-oss "
+            + "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, olmo2, smollm3, gpt2, mpt, gptneox, gpt-oss and t5 "
               "here)");
     return arch;
 }
@@ -285,16 +290,18 @@ std::string ggufArchitecture(const ModelConfig &c)
     return configjson::modelTypeOf(c.modelType, "the model's config").gguf;
 }
 
-std::string ggufModelParameter(const ModelConfig &c, ModelPart part)
+std::string ggufModelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack)
 {
     requireGgufArchitecture(c);
-    (void)modelParameter(c, part); // the family has it
+    (void)modelParameter(c, part, stack); // the family has it
     switch (part) {
     case ModelPart::Embedding:
         return "token_embd";
     case ModelPart::Positions:
         return "position_embd";
     case ModelPart::FinalNorm:
+        if (c.family == Family::T5)
+            return stack == names::kEncoderStack ? "enc.output_norm" : "dec.output_norm";
         return "output_norm";
     case ModelPart::OutputHead:
         return "output";
@@ -303,10 +310,17 @@ std::string ggufModelParameter(const ModelConfig &c, ModelPart part)
     }
 }
 
-std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part)
+std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part, const names::Stack &stack)
 {
     requireGgufArchitecture(c);
-    (void)blockParameter(c, names::kOnlyStack, layer, part); // the family has it
+    (void)blockParameter(c, stack, layer, part); // the family has it
+    if (c.family == Family::T5) {
+        const char *name = kGgufT5Block[size_t(part)];
+        if (!name)
+            return missing(c.family, "such GGUF block");
+        return std::string(stack == names::kEncoderStack ? "enc" : "dec") + ".blk." + std::to_string(layer) + "."
+            + name;
+    }
     // llama.cpp's gpt-oss names its pre-feed-forward norm ATTN_POST_NORM and its sinks attn_sinks; its stacked
     // experts are split per matrix (ggufmodel.cpp reads them).
     const bool gptOss = c.attentionSinks;
@@ -345,6 +359,16 @@ std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c)
     };
     for (ModelPart part : {ModelPart::Embedding, ModelPart::Positions, ModelPart::FinalNorm, ModelPart::OutputHead})
         tryAdd([&] { return modelParameter(c, part); }, [&] { return ggufModelParameter(c, part); });
+    if (c.family == Family::T5) { // two stacks
+        tryAdd([&] { return modelParameter(c, ModelPart::FinalNorm, names::kEncoderStack); },
+            [&] { return ggufModelParameter(c, ModelPart::FinalNorm, names::kEncoderStack); });
+        for (const names::Stack &stack : {names::kEncoderStack, names::kDecoderStack})
+            for (int layer = 0; layer < (stack == names::kEncoderStack ? c.encoderLayers : c.layers); ++layer)
+                for (size_t p = 0; p < kBlockPartCount; ++p)
+                    tryAdd([&] { return blockParameter(c, stack, layer, BlockPart(p)); },
+                        [&] { return ggufBlockParameter(c, layer, BlockPart(p), stack); });
+        return out;
+    }
     for (int layer = 0; layer < c.layers; ++layer) {
         for (size_t p = 0; p < kBlockPartCount; ++p) {
             const auto part = BlockPart(p);

@@ -86,14 +86,15 @@ std::string modelPrefix(Family family);
 //
 // llama.cpp's architecture for the config's model type (general.architecture): "llama" (Llama, Mistral, Mixtral),
 // "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "olmo2", "smollm3", "gpt2", "gptneox" (also GPT-2's layout
-// with RoPE, which llama.cpp's gpt2 cannot hold); "" for the families read from Hugging Face files only (GPT-Neo, BERT,
-// T5).
+// with RoPE, which llama.cpp's gpt2 cannot hold), "t5"; "" for the families read from Hugging Face files only (GPT-Neo,
+// BERT).
 std::string ggufArchitecture(const ModelConfig &c);
-// "token_embd", "position_embd", "output_norm", "output".
-std::string ggufModelParameter(const ModelConfig &c, ModelPart part);
+// "token_embd", "position_embd", "output_norm", "output"; T5's "enc.output_norm" and "dec.output_norm".
+std::string ggufModelParameter(const ModelConfig &c, ModelPart part, const names::Stack &stack = names::kOnlyStack);
 // "blk.3.attn_q", for each part the family's Hugging Face names have (blockParameter). Phi-3's Gate and Up are the
-// halves of ffn_up, as of gate_up_proj.
-std::string ggufBlockParameter(const ModelConfig &c, int layer, BlockPart part);
+// halves of ffn_up, as of gate_up_proj. T5's blocks are "enc.blk.3.attn_q" and "dec.blk.3.cross_attn_q" by `stack`.
+std::string ggufBlockParameter(
+    const ModelConfig &c, int layer, BlockPart part, const names::Stack &stack = names::kOnlyStack);
 // A mixture's experts, stacked in one tensor per matrix (expert e is its slice e): "blk.3.ffn_up_exps".
 std::string ggufExpertsParameter(const ModelConfig &c, int layer, BlockPart part);
 // Every parameter of a model of `c` (Model::parameters()' names, ".weight" and ".bias") with its GGUF name; an expert's
