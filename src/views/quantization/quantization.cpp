@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "util/text.h"
 #include "view/analysishelpers.h"
+#include "view/specrun.h"
 #include "view/viewkinds.h"
 
 #include <algorithm>
@@ -20,8 +21,16 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
 {
     if (!c.model || !c.trace || c.tokens < 1)
         return problem(kNothingComputed);
-    const int layer = std::clamp(spec.layer, 0, c.model->config.layers - 1);
-    if (const std::string why = quantizationProblem(*c.model, layer); !why.empty())
+    // an encoder–decoder's encoder blocks, or its decoder's (with their cross-attention) at the other sites
+    names::AttentionSite site;
+    try {
+        site = attentionSiteOf(spec, c.model->config, "the spec");
+    } catch (const Error &e) {
+        return problem(e.what());
+    }
+    const names::Stack stack = site.stack;
+    const int layer = std::clamp(spec.layer, 0, siteLayers(site, c.model->config) - 1);
+    if (const std::string why = quantizationProblem(*c.model, layer, stack); !why.empty())
         return problem("The Quantization view shows a layer's matrices: " + sentenceCased(why) + ".");
     GgmlType type = GgmlType::Q4_0;
     ggmlTypeNamed(spec.get(kType), &type);
@@ -31,16 +40,17 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (c.model->gguf && reference.empty())
         reference = savedFromModel(*c.model);
     AnalysisRequest r;
-    r.key = "quantization/" + modelIdentity(*c.model) + "/" + std::to_string(layer) + "/" + inputKey(c);
+    r.key = "quantization/" + modelIdentity(*c.model) + "/" + std::string(stack.trace) + std::to_string(layer) + "/"
+        + inputKey(c);
     r.pinned = {c.model->wte};
     r.run = [model = c.model, trace = c.trace, layer, type, role = spec.get(kMatrix), block = spec.get(kBlock),
-                reference](const std::atomic<bool> &cancelled) {
+                reference, stack](const std::atomic<bool> &cancelled) {
         return timedResult<QuantizationAnalysis>([&](QuantizationAnalysis &result) {
             std::shared_ptr<const Model> floats;
             if (!reference.empty())
                 floats = loadModel(reference);
             result.effect = quantizationEffect(
-                *model, *trace, layer, type, role, block, model->gguf ? floats.get() : model.get(), cancelled);
+                *model, *trace, layer, type, role, block, model->gguf ? floats.get() : model.get(), cancelled, stack);
         });
     };
     return r;
@@ -69,8 +79,10 @@ ViewKind kind()
         .summary = "quantization: a layer's matrices in fewer bits, as llama.cpp stores them; each matrix's type and "
                    "error, one block's levels and weights, the weights' histogram",
         .group = "Model",
+        .showsSites = true,
+        .showsEncoderDecoder = true,
         .request = request,
-        .analysisKeys = {"layer", kType.name, kMatrix.name, kBlock.name, kReference.name},
+        .analysisKeys = {"site", "layer", kType.name, kMatrix.name, kBlock.name, kReference.name},
         .recomputes = recomputes,
         .after = "sparse-ffn",
         .keys = {{.field = kType,

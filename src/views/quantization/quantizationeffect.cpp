@@ -21,8 +21,11 @@ struct Role
     const char *name, *label;
     BlockPart part;
     const char *output; // the traced tensor whose columns the matrix makes, from `offset` heads of queries on
-    int offset; // 0: its first column; 1: after the queries (keys); 2: after the queries and the keys (values)
-    std::vector<const char *> inputs; // the traced tensors its rows may read, most likely first
+    // 0: its first column; 1: after the queries (keys); 2: after the queries and the keys (values); 3: after the keys
+    // of a product of keys and values (a cross-attention's values)
+    int offset;
+    // the traced tensors its rows may read, most likely first: "in" is the block's input, "source" the encoder's output
+    std::vector<const char *> inputs;
 };
 
 const std::vector<Role> &roles()
@@ -36,29 +39,39 @@ const std::vector<Role> &roles()
         {"up", "W_up", BlockPart::Up, "mlp.up", 0, {"ln_2", "mid"}},
         {"gate", "W_gate", BlockPart::Gate, "mlp.gate", 0, {"ln_2", "mid"}},
         {"down", "W_down", BlockPart::Down, "mlp.down", 0, {"mlp.act"}},
+        {"cross_q", "W_q cross", BlockPart::CrossQ, "cross.query", 0, {"ln_cross"}},
+        {"cross_k", "W_k cross", BlockPart::CrossK, "cross.kv", 0, {"source"}},
+        {"cross_v", "W_v cross", BlockPart::CrossV, "cross.kv", 3, {"source"}},
+        {"cross_kv", "W_kv cross", BlockPart::CrossKv, "cross.kv", 0, {"source"}},
+        {"cross_o", "W_o cross", BlockPart::CrossOut, "cross.out", 0, {"cross.merged"}},
     };
     return kRoles;
 }
 
 // The traced rows a matrix reads: the first candidate whose product with the model's own weights (plus its bias)
 // is the traced output; none when the output or every candidate is not traced, or none matches.
-std::optional<Tensor> tracedInput(
-    const Model &model, const Trace &trace, int layer, const Role &role, const Tensor &weights, const Tensor *bias)
+std::optional<Tensor> tracedInput(const Model &model, const Trace &trace, const names::Stack &stack, int layer,
+    const Role &role, const Tensor &weights, const Tensor *bias)
 {
-    const TraceEntry *output = trace.find(names::layerTensor(layer, role.output));
+    const TraceEntry *output = trace.find(names::layerTensor(stack, layer, role.output));
     const ModelConfig &c = model.config;
+    const int64_t kv = int64_t(c.kvHeadCount()) * c.headDim();
     const int64_t from = role.offset == 0 ? 0
         : role.offset == 1                ? c.innerDim()
-                                          : c.innerDim() + int64_t(c.kvHeadCount()) * c.headDim();
+        : role.offset == 2                ? c.innerDim() + kv
+                                          : kv;
     if (!output || output->tensor.shape().size() != 2 || output->tensor.dim(1) < from + weights.dim(0))
         return std::nullopt;
     const auto made = output->tensor.matrix().middleCols(from, weights.dim(0));
     std::vector<std::string> candidates;
     for (const char *input : role.inputs) {
         if (std::string(input) == "in")
-            candidates.push_back(layer == 0 ? "embed" : names::layerTensor(layer - 1, "out"));
+            candidates.push_back(
+                layer == 0 ? names::stackTensor(stack, "embed") : names::layerTensor(stack, layer - 1, "out"));
+        else if (std::string(input) == "source")
+            candidates.push_back(names::stackTensor(names::kEncoderStack, "ln_f"));
         else
-            candidates.push_back(names::layerTensor(layer, input));
+            candidates.push_back(names::layerTensor(stack, layer, input));
     }
     for (const std::string &name : candidates) {
         const TraceEntry *x = trace.find(name);
@@ -127,6 +140,8 @@ std::vector<std::string> quantizationReads(int layer)
 {
     std::vector<std::string> out;
     for (const Role &r : roles()) {
+        if (std::string(r.output).starts_with("cross.")) // in encoder–decoders, whose traces keep everything
+            continue;
         out.push_back(names::layerTensor(layer, r.output));
         for (const char *in : r.inputs)
             out.push_back(names::layerTensor(layer, in));
@@ -134,15 +149,13 @@ std::vector<std::string> quantizationReads(int layer)
     return out;
 }
 
-std::string quantizationProblem(const Model &model, int layer)
+std::string quantizationProblem(const Model &model, int layer, const names::Stack &stack)
 {
     const ModelConfig &c = model.config;
-    if (c.isEncoderDecoder())
-        return "an encoder\u2013decoder's blocks are not shown yet";
     const auto parameters = model.parameters();
     for (const Role &r : roles()) {
         try {
-            if (parameters.count(blockParameter(c, names::kOnlyStack, layer, r.part) + ".weight"))
+            if (parameters.count(blockParameter(c, stack, layer, r.part) + ".weight"))
                 return {};
         } catch (const Error &) {
         }
@@ -169,13 +182,15 @@ std::string savedFromModel(const Model &model)
 }
 
 QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, int layer, GgmlType type,
-    const std::string &role, int64_t block, const Model *reference, const std::atomic<bool> &cancelled)
+    const std::string &role, int64_t block, const Model *reference, const std::atomic<bool> &cancelled,
+    const names::Stack &stack)
 {
     const ModelConfig &c = model.config;
-    if (const std::string why = quantizationProblem(model, layer); !why.empty())
+    if (const std::string why = quantizationProblem(model, layer, stack); !why.empty())
         throw Error(why);
     QuantizationEffect e;
     e.layer = layer;
+    e.stack = stack == names::kEncoderStack ? "encoder" : stack == names::kDecoderStack ? "decoder" : "";
     e.fromFile = model.gguf.has_value();
     std::unique_ptr<GgufFile> file;
     std::map<std::string, std::string> ggufNames;
@@ -201,7 +216,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
             break;
         std::string parameter;
         try {
-            parameter = blockParameter(c, names::kOnlyStack, layer, r.part) + ".weight";
+            parameter = blockParameter(c, stack, layer, r.part) + ".weight";
         } catch (const Error &) {
             continue;
         }
@@ -217,6 +232,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
 
         QuantizedMatrix m;
         m.role = r.label;
+        m.name = r.name;
         m.parameter = parameter;
         m.rows = own.dim(0);
         m.columns = own.dim(1);
@@ -258,7 +274,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
             const std::string biasName = parameter.substr(0, parameter.size() - 7) + ".bias";
             const auto bias = parameters.find(biasName);
             if (const std::optional<Tensor> x
-                = tracedInput(model, trace, layer, r, own, bias == parameters.end() ? nullptr : bias->second)) {
+                = tracedInput(model, trace, stack, layer, r, own, bias == parameters.end() ? nullptr : bias->second)) {
                 const MatrixRM yq = x->matrix() * quantized.matrix().transpose(),
                                yf = x->matrix() * exact.matrix().transpose();
                 m.outputError = relativeError(yq.data(), yf.data(), yq.size());

@@ -2,6 +2,7 @@
 
 #include "io/ggmltypes.h"
 #include "model/model.h"
+#include "trace/names.h"
 #include "trace/trace.h"
 
 #include <atomic>
@@ -21,7 +22,8 @@ namespace atlas {
 
 struct QuantizedMatrix
 {
-    std::string role; // "W_q", "W_k", "W_v", "W_qkv", "W_o", "W_up", "W_gate", "W_down"
+    std::string role; // "W_q", "W_k", "W_v", "W_qkv", "W_o", "W_up", "W_gate", "W_down", "W_q cross" …
+    std::string name; // its quant_matrix value: "q" … "down", "cross_q" …
     std::string parameter; // the model's parameter name
     std::string type; // the ggml type it is stored as: "Q4_0"
     double bitsPerWeight = 0;
@@ -33,6 +35,7 @@ struct QuantizedMatrix
 struct QuantizationEffect
 {
     int layer = 0;
+    std::string stack; // "encoder" or "decoder" in an encoder–decoder, else ""
     bool fromFile = false; // the model's own GGUF types, or quantized here
     std::string reference; // what the float weights compared with are ("" when none)
     std::string referenceProblem; // why a reference given was not compared with (its shapes), or ""
@@ -54,15 +57,17 @@ const std::vector<std::string> &quantizationRoles();
 // The traced tensors of block `layer` the matrices' outputs are measured from: each product and what it reads.
 std::vector<std::string> quantizationReads(int layer);
 
-// Why layer `layer` of `model` cannot be shown (no dense matrix in it), or empty.
-std::string quantizationProblem(const Model &model, int layer);
+// Why layer `layer` of `model` (of `stack`, an encoder–decoder's encoder or decoder) cannot be shown (no dense matrix
+// in it), or empty.
+std::string quantizationProblem(const Model &model, int layer, const names::Stack &stack = names::kOnlyStack);
 
 // The effect for layer `layer`: `type` is what a model that is not a GGUF file is quantized to (F16, Q8_0, Q4_0,
 // Q4_K), `role` the matrix the block and histogram are of (its first one when the layer has no such matrix), `block`
 // its block (clamped), `reference` a float model of the same shapes or null. Throws atlas::Error; stops early,
 // returning what it has, when `cancelled` is set.
 QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, int layer, GgmlType type,
-    const std::string &role, int64_t block, const Model *reference, const std::atomic<bool> &cancelled);
+    const std::string &role, int64_t block, const Model *reference, const std::atomic<bool> &cancelled,
+    const names::Stack &stack = names::kOnlyStack);
 
 // The float model a GGUF file written by `save` was saved from (its transformer_atlas.saved_from, when that names a
 // built-in model of the same shapes), or empty.

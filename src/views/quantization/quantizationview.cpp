@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace atlas {
 
@@ -26,11 +27,6 @@ const QColor &kFloat = palette::tableauBlue, &kReadBack = palette::tableauOrange
 QString percent(double fraction)
 {
     return QStringLiteral("%1 %").arg(formatNumber(100.0 * fraction, 3));
-}
-
-std::string roleOf(const QuantizedMatrix &m)
-{
-    return m.role.substr(2); // "W_q" -> "q"
 }
 
 // A sub-block's level multipliers where they are few enough to draw as lines; none otherwise.
@@ -97,7 +93,7 @@ void QuantizationView::syncControls(const QuantizationEffect &e)
     m_type->setEnabled(!e.fromFile);
     m_matrix->clear();
     for (const QuantizedMatrix &m : e.matrices)
-        m_matrix->addItem(QString::fromStdString(m.role), QString::fromStdString(roleOf(m)));
+        m_matrix->addItem(QString::fromStdString(m.role), QString::fromStdString(m.name));
     m_matrix->setCurrentIndex(e.chosen);
     m_block->setRange(0, int(std::min<int64_t>(e.blocks - 1, 1 << 30)));
     m_block->setValue(int(e.block));
@@ -110,7 +106,9 @@ QString QuantizationView::draw(const QuantizationAnalysis &result)
         return tr("Layer %1 has no matrix to show.").arg(e.layer);
     syncControls(e);
     const QString model = m_input.model ? QString::fromStdString(m_input.model->name) : QString();
-    setTitle(tr("Quantization \u00B7 %1 \u00B7 layer %2").arg(model).arg(e.layer));
+    const QString layer = e.stack.empty() ? tr("layer %1").arg(e.layer)
+                                          : tr("%1 layer %2").arg(QString::fromStdString(e.stack)).arg(e.layer);
+    setTitle(tr("Quantization \u00B7 %1 \u00B7 %2").arg(model, layer));
     drawMatrices(e);
     drawBlock(e);
     drawHistogram(e);
@@ -165,8 +163,15 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
     auto *outputs = new QCPGraph(x, y);
     double top = 1e-9;
     m_roles.clear();
-    const bool mixed = std::any_of(
-        e.matrices.begin(), e.matrices.end(), [&](const QuantizedMatrix &m) { return m.type != e.matrices[0].type; });
+    // the types over the bars that are not of the commonest one (the title names it), so that labels do not crowd
+    std::map<std::string, int> typeCounts;
+    for (const QuantizedMatrix &m : e.matrices)
+        ++typeCounts[m.type];
+    const std::string common = std::max_element(typeCounts.begin(), typeCounts.end(), [](auto &a, auto &b) {
+        return a.second < b.second;
+    })->first;
+    const bool mixed = typeCounts.size() > 1;
+    const bool many = e.matrices.size() > 8; // an encoder–decoder's decoder block: ticks without their "W_"
     for (size_t i = 0; i < e.matrices.size(); ++i) {
         const QuantizedMatrix &m = e.matrices[i];
         const double value = errors ? 100.0 * m.weightError : m.bitsPerWeight;
@@ -174,11 +179,12 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
         if (errors && m.outputError >= 0)
             outputs->addData(double(i), 100.0 * m.outputError);
         top = std::max({top, value, errors ? 100.0 * m.outputError : 0.0});
-        ticks->addTick(double(i), QString::fromStdString(m.role));
-        m_roles.push_back(roleOf(m));
-        if (!mixed)
+        ticks->addTick(
+            double(i), QString::fromStdString(many ? m.role.substr(2) : m.role).replace(" cross", "\ncross"));
+        m_roles.push_back(m.name);
+        if (m.type == common)
             continue;
-        auto *type = new QCPItemText(plot()); // the type over its bar, when the types differ
+        auto *type = new QCPItemText(plot()); // the type over its bar
         type->setClipAxisRect(m_matrices);
         type->position->setAxes(x, y);
         type->position->setCoords(double(i), value);
@@ -209,7 +215,8 @@ void QuantizationView::drawMatrices(const QuantizationEffect &e)
     x->setLabel(tr("matrix (click one)"));
     y->setRange(0, top * (mixed ? 1.3 : 1.1));
     y->setLabel(errors ? tr("relative error, %") : tr("bits per weight"));
-    const QString all = mixed ? QString() : tr(" (all %1)").arg(QString::fromStdString(e.matrices[0].type));
+    const QString all = mixed ? tr(" (%1 unless marked)").arg(QString::fromStdString(common))
+                              : tr(" (all %1)").arg(QString::fromStdString(common));
     setPanelTitle(m_matrices, (errors ? tr("Error by matrix") : tr("Bits by matrix")) + all);
     addPanelLegend(m_matrices, entries);
 }
