@@ -24,7 +24,9 @@ std::string CircuitNode::name() const
 
 std::string CircuitReceiver::name() const
 {
-    const std::string h = "a" + std::to_string(layer) + "." + std::to_string(head);
+    // appended, not "a" + std::to_string(…): GCC 12 warns of a false overflow in that operator+ once inlined here
+    std::string h = "a";
+    h += std::to_string(layer) + "." + std::to_string(head);
     switch (port) {
     case ReadPort::Query:
         return h + ".q";
