@@ -97,18 +97,21 @@ const std::vector<SpecKey> &specKeys()
         {.name = "site",
             .field = &ViewSpec::site,
             .type = "string",
-            .meaning = "which attention the `attention`, `heads`, `lines`, `mask`, `neuron` and `positions` views "
-                       "show: `self` (a one-stack model's, or an encoder–decoder's decoder self-attention, "
-                       "`dec.layer.{i}.attn.*`), `encoder` (the encoder's bidirectional self-attention, "
-                       "`enc.layer.{i}.attn.*`) or `cross` (the decoder's cross-attention `dec.layer.{i}.cross.*`: "
-                       "decoder tokens down the rows, source tokens across; in the lines view the decoder on the left, "
-                       "the source on the right; in the neuron view a decoder query and a source key; in the positions "
-                       "view `encoder` and `self` choose the stack whose positions are drawn, and `cross`, which has "
-                       "none of its own, is refused). `layer` counts the blocks of that stack. `encoder` or `cross` on "
-                       "a one-stack model is an error naming the key. An encoder–decoder's other views: `tensor`, "
-                       "`next-token`, `architecture`, `objective`, `tokenizer`, `logit-lens`, `rollout` and "
-                       "`memory-timeline` show it; the rest (kernels, the computation graph, the memory sweeps …) say "
-                       "they show one-stack models",
+            .meaning
+            = "which attention the `attention`, `heads`, `lines`, `mask`, `neuron`, `positions` and "
+              "`rollout` views show: `self` (a one-stack model's, or an encoder–decoder's decoder "
+              "self-attention, `dec.layer.{i}.attn.*`), `encoder` (the encoder's bidirectional self-attention, "
+              "`enc.layer.{i}.attn.*`) or `cross` (the decoder's cross-attention `dec.layer.{i}.cross.*`: "
+              "decoder tokens down the rows, source tokens across; in the lines view the decoder on the left, "
+              "the source on the right; in the neuron view a decoder query and a source key; in the positions "
+              "view `encoder` and `self` choose the stack whose positions are drawn, and `cross`, which has "
+              "none of its own, is refused); in the `quantization` view `encoder` chooses the encoder's "
+              "blocks, `self` and `cross` the decoder's with their cross-attention. `layer` counts the blocks "
+              "of that stack. `encoder` or `cross` on a one-stack model is an error naming the key. An "
+              "encoder–decoder's other views: `tensor`, `next-token`, `architecture`, `objective`, "
+              "`tokenizer`, `logit-lens`, `logit-attribution`, `head-kinds` and the four memory views show "
+              "it; the rest (the efficient-attention kernels, experts, training …) say they show one-stack "
+              "models and name the views that show it",
             .choices = {"self", "encoder", "cross"}},
         {.name = "layer", .field = &ViewSpec::layer, .type = "int ≥ 0", .meaning = "layer shown"},
         {.name = "head",
