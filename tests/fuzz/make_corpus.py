@@ -36,7 +36,8 @@ def main():
     put("gguf", "types.gguf", read("tests/data/gguf/types.gguf"))
     for path in ["tests/data/gguf/vocab/gpt-2.gguf", "tests/data/gguf/vocab/phi-3.gguf",
                  "tests/data/gguf/models/qwen2_tiny-q8_0.gguf", "tests/data/gguf/models/mixtral_tiny-q8_0.gguf",
-                 "tests/data/gguf/models/phi3_long_tiny-q8_0.gguf"]:
+                 "tests/data/gguf/models/phi3_long_tiny-q8_0.gguf",
+                 "tests/data/gguf/models/t5v11_tiny-q8_0.gguf"]:
         put("gguf", os.path.basename(path), read(path))
     put_gguf_seeds()
     for path in sorted(glob.glob("tests/data/adamw_ref/*.npy"))[:6]:
