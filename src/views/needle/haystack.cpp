@@ -85,8 +85,7 @@ std::string contextTooLong(const Model &model, int tokens)
         + std::to_string(model.config.context) + " tokens";
 }
 
-std::vector<int> needleContext(
-    const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd)
+NeedleTokens needleTokens(const Tokenizer &tokenizer, const NeedleTest &test)
 {
     std::vector<int> document = tokenizer.encodeWithSpecialTokens(test.haystack);
     while (!document.empty() && tokenizer.role(document.back()) == TokenRole::Special) // an EOS the tokenizer adds
@@ -94,17 +93,32 @@ std::vector<int> needleContext(
     size_t lead = 0; // a BOS and any special token before the text stay first
     while (lead < document.size() && tokenizer.role(document[lead]) == TokenRole::Special)
         ++lead;
-    const std::vector<int> leading(document.begin(), document.begin() + int64_t(lead)),
-        body(document.begin() + int64_t(lead), document.end());
-    if (body.empty())
+    NeedleTokens t;
+    t.leading.assign(document.begin(), document.begin() + int64_t(lead));
+    t.body.assign(document.begin() + int64_t(lead), document.end());
+    if (t.body.empty())
         throw Error("the document has no tokens");
-    const std::vector<int> needle = encoded(tokenizer, test.needle, "the needle"),
-                           question = encoded(tokenizer, test.question, "the question"),
-                           answer = encoded(tokenizer, test.answer, "the answer");
+    t.needle = encoded(tokenizer, test.needle, "the needle");
+    t.question = encoded(tokenizer, test.question, "the question");
+    t.answer = encoded(tokenizer, test.answer, "the answer");
+    return t;
+}
+
+std::vector<int> needleContext(
+    const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd)
+{
+    return needleContext(tokenizer, needleTokens(tokenizer, test), test.tokens, depth, needleStart, needleEnd);
+}
+
+std::vector<int> needleContext(
+    const Tokenizer &tokenizer, const NeedleTokens &pieces, int tokens, double depth, int *needleStart, int *needleEnd)
+{
+    const std::vector<int> &leading = pieces.leading, &body = pieces.body, &needle = pieces.needle,
+                           &question = pieces.question, &answer = pieces.answer;
     const int64_t fixed = int64_t(leading.size() + needle.size() + question.size() + answer.size() - 1);
-    const int64_t room = int64_t(test.tokens) - fixed;
+    const int64_t room = int64_t(tokens) - fixed;
     if (room < 1)
-        throw Error("a context of " + std::to_string(test.tokens) + " tokens cannot hold the needle ("
+        throw Error("a context of " + std::to_string(tokens) + " tokens cannot hold the needle ("
             + std::to_string(needle.size()) + " tokens), the question (" + std::to_string(question.size())
             + ") and the answer (" + std::to_string(answer.size()) + ") with any of the document");
     std::vector<int> filler;
@@ -148,21 +162,21 @@ void checkTest(const Model &model, const NeedleTest &test, int tokens)
 
 // The test at test.tokens, each depth's pass counted in `progress` (its total set by the caller).
 NeedleResult runAtLength(const std::shared_ptr<const Model> &model, const Tokenizer &tokenizer, const NeedleTest &test,
-    size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
+    const NeedleTokens &pieces, size_t memoryBudget, AnalysisProgress *progress, const std::atomic<bool> *cancel)
 {
     const ModelConfig &c = model->config;
     NeedleResult result;
     result.model = model->name;
     result.tokens = test.tokens;
     result.layers = c.layers;
-    result.answer = encoded(tokenizer, test.answer, "the answer");
+    result.answer = pieces.answer;
     for (int d = 0; d < test.depths; ++d) {
         if (cancel && cancel->load())
             return {};
         NeedleAtDepth at;
         at.depth = double(d) / double(test.depths - 1);
         Input input;
-        input.tokens = needleContext(tokenizer, test, at.depth, &at.needleStart, &at.needleEnd);
+        input.tokens = needleContext(tokenizer, pieces, test.tokens, at.depth, &at.needleStart, &at.needleEnd);
         result.questionPosition = int(input.tokens.size() - result.answer.size() + 1) - 1;
         EngineOptions options;
         options.memoryBudget = memoryBudget;
@@ -212,7 +226,7 @@ NeedleResult needleInAHaystack(std::shared_ptr<const Model> model, const Tokeniz
     checkTest(*model, test, test.tokens);
     if (progress)
         progress->total = test.depths;
-    return runAtLength(model, tokenizer, test, memoryBudget, progress, cancel);
+    return runAtLength(model, tokenizer, test, needleTokens(tokenizer, test), memoryBudget, progress, cancel);
 }
 
 std::vector<NeedleResult> needleGrid(std::shared_ptr<const Model> model, const Tokenizer &tokenizer,
@@ -223,11 +237,10 @@ std::vector<NeedleResult> needleGrid(std::shared_ptr<const Model> model, const T
             + " context lengths (each a row of depths), not " + std::to_string(test.lengths));
     checkTest(*model, test, test.tokens);
     const std::vector<int> lengths = needleLengths(test);
+    const NeedleTokens pieces = needleTokens(tokenizer, test); // the texts encoded once for every length and depth
     for (int length : lengths) { // every length's context built before the first pass: a bad one fails at once
-        NeedleTest at = test;
-        at.tokens = length;
         int start = 0, end = 0;
-        (void)needleContext(tokenizer, at, 0, &start, &end);
+        (void)needleContext(tokenizer, pieces, length, 0, &start, &end);
     }
     if (progress)
         progress->total = int(lengths.size()) * test.depths;
@@ -235,7 +248,7 @@ std::vector<NeedleResult> needleGrid(std::shared_ptr<const Model> model, const T
     for (int length : lengths) {
         NeedleTest at = test;
         at.tokens = length;
-        runs.push_back(runAtLength(model, tokenizer, at, memoryBudget, progress, cancel));
+        runs.push_back(runAtLength(model, tokenizer, at, pieces, memoryBudget, progress, cancel));
         if (runs.back().depths.empty())
             return {};
     }

@@ -62,6 +62,15 @@ std::string needleProblem(const Model &model);
 // Why a context of `tokens` tokens does not fit `model` ("" when it does).
 std::string contextTooLong(const Model &model, int tokens);
 
+// The test's texts as token ids, encoded once for every depth and length: the document's leading special tokens (a
+// BOS) and its text (without an EOS the tokenizer adds), the needle, the question and the answer. Throws atlas::Error
+// for a document without tokens, or a needle, question or answer without any.
+struct NeedleTokens
+{
+    std::vector<int> leading, body, needle, question, answer;
+};
+NeedleTokens needleTokens(const Tokenizer &tokenizer, const NeedleTest &test);
+
 // The token ids of the test's context with the needle at `depth`: the document's leading special tokens (a BOS), the
 // document repeated and cut to fit, the needle after the last sentence end at or before the depth (at most a twentieth
 // of the document's tokens back, and 64; at the depth itself when none is that near), the question, and the answer
@@ -69,6 +78,9 @@ std::string contextTooLong(const Model &model, int tokens);
 // Throws atlas::Error saying what the context cannot hold.
 std::vector<int> needleContext(
     const Tokenizer &tokenizer, const NeedleTest &test, double depth, int *needleStart, int *needleEnd);
+// The same, of `tokens` tokens, from the texts encoded once (the tokenizer tells where sentences end).
+std::vector<int> needleContext(
+    const Tokenizer &tokenizer, const NeedleTokens &pieces, int tokens, double depth, int *needleStart, int *needleEnd);
 
 // The grid's context lengths, shortest first: tokens · k / lengths for k = 1 … lengths, rounded; {tokens} for one.
 std::vector<int> needleLengths(const NeedleTest &test);
