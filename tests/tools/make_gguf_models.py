@@ -366,12 +366,38 @@ def convert_gpt_oss(name, decoded=False):
     return path
 
 
-def convert_t5(name, quantized):
+def copy_t5_tokenizer(w, path):
+    """The 't5' tokenizer (SentencePiece's Unigram with its normalisation map) of a vocab-only file, key for key."""
+    r = gguf.GGUFReader(path)
+    text = lambda key: bytes(r.fields[key].parts[-1]).decode("utf-8")  # noqa: E731
+    value = lambda key: r.fields[key].parts[-1][0]  # noqa: E731
+    field = r.fields["tokenizer.ggml.tokens"]
+    w.add_tokenizer_model(text("tokenizer.ggml.model"))
+    w.add_tokenizer_pre(text("tokenizer.ggml.pre"))
+    w.add_token_list([bytes(field.parts[i]) for i in field.data])
+    w.add_token_scores([float(r.fields["tokenizer.ggml.scores"].parts[i][0])
+                        for i in r.fields["tokenizer.ggml.scores"].data])
+    w.add_token_types([int(r.fields["tokenizer.ggml.token_type"].parts[i][0])
+                       for i in r.fields["tokenizer.ggml.token_type"].data])
+    w.add_add_space_prefix(bool(value("tokenizer.ggml.add_space_prefix")))
+    w.add_remove_extra_whitespaces(bool(value("tokenizer.ggml.remove_extra_whitespaces")))
+    charsmap = r.fields["tokenizer.ggml.precompiled_charsmap"]
+    w.add_precompiled_charsmap(bytes(np.concatenate([charsmap.parts[i] for i in charsmap.data])))
+    w.add_eos_token_id(int(value("tokenizer.ggml.eos_token_id")))
+    w.add_unk_token_id(int(value("tokenizer.ggml.unknown_token_id")))
+    w.add_pad_token_id(int(value("tokenizer.ggml.padding_token_id")))
+    return len(field.data)
+
+
+def convert_t5(name, quantized, unigram=False):
     """T5Model's conversion (llama.cpp's conversion/t5.py): T5Config's keys as t5.* (block_count the encoder's,
     decoder_block_count, key_length and value_length d_kv, relative_buckets_count, layer_norm_rms_epsilon,
     decoder_start_token_id), the tensors renamed by gguf-py's map (enc.blk.N.*, dec.blk.N.*, cross_attn_*), the shared
     embedding as token_embd and lm_head, when the checkpoint has one, as output; nothing else changed. llama.cpp's t5
-    reads no relative_attention_max_distance (it computes with 128) and never scales a tied head by d_model^-1/2."""
+    reads no relative_attention_max_distance (it computes with 128) and never scales a tied head by d_model^-1/2.
+    unigram: written as NAME_unigram with the 't5' tokenizer of tests/data/gguf/vocab/t5-nfkc.gguf (SentencePiece's
+    Unigram, NFKC's map, </s> added), the embedding and the head grown to its 604 tokens by rows drawn at the
+    checkpoint's spread (numpy's RandomState(5))."""
     directory = os.path.join(DATA, name)
     c = json.load(open(os.path.join(directory, "config.json")))
     weights = read_safetensors(directory)
@@ -380,7 +406,7 @@ def convert_t5(name, quantized):
         weights = {k: v for k, v in weights.items() if not k.startswith("decoder.block.") or k.startswith(tuple(kept))}
         c = dict(c, num_decoder_layers=c["num_layers"])
     arch = gguf.MODEL_ARCH.T5
-    path = os.path.join(OUT, "%s-%s.gguf" % (name, "q8_0" if quantized else "f32"))
+    path = os.path.join(OUT, "%s-%s.gguf" % (name + ("_unigram" if unigram else ""), "q8_0" if quantized else "f32"))
     w = gguf.GGUFWriter(path, gguf.MODEL_ARCH_NAMES[arch])
     w.add_name(name)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if quantized else gguf.LlamaFileType.ALL_F32)
@@ -397,7 +423,15 @@ def convert_t5(name, quantized):
     w.add_relative_attn_buckets_count(c["relative_attention_num_buckets"])
     w.add_layer_norm_rms_eps(c["layer_norm_epsilon"])
     w.add_decoder_start_token_id(c["decoder_start_token_id"])
-    add_tokenizer(w, c["vocab_size"])
+    if unigram:
+        n = copy_t5_tokenizer(w, os.path.join(DATA, "gguf", "vocab", "t5-nfkc.gguf"))
+        rng = np.random.RandomState(5)
+        for key in ("shared.weight", "lm_head.weight"):
+            rows = weights[key]
+            extra = rng.normal(0, rows.std(), (n - rows.shape[0], rows.shape[1])).astype(np.float32)
+            weights[key] = np.concatenate([rows, extra])
+    else:
+        add_tokenizer(w, c["vocab_size"])
     names = gguf.get_tensor_name_map(arch, max(c["num_layers"], c.get("num_decoder_layers") or 0))
     out = {}
     for key, value in weights.items():
@@ -435,6 +469,8 @@ def main():
         if not only or name in only:
             for quantized in (False, True):
                 print(convert_t5(name, quantized))
+    if not only or "t5v11_tiny" in only:
+        print(convert_t5("t5v11_tiny", True, unigram=True))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.path.join(HERE, "..", "data", "gguf", "models")
 SOURCE = [1, 5, 9, 13, 2, 40, 7, 33, 21, 49, 0, 17]  # within the vocabularies of 64
 TARGET = [3, 8, 22, 41, 9, 60, 12]
+# The file with a real 't5' tokenizer (make_gguf_models.py's t5v11_tiny_unigram) runs on texts: llama.cpp's ids for
+# them (gguf_t5_reference.mjs on the file), the source with the </s> llama.cpp adds to a Unigram vocabulary's text.
+TEXTS = {"source_text": "The cat sat on the mat.", "decoder_text": "a small house"}
+TEXT_SOURCE = [45, 27, 65, 52, 165, 9, 39, 6, 241, 9, 8, 1]
+TEXT_TARGET = [13, 422, 141, 4, 243, 234]
 
 
 def main():
@@ -22,12 +27,16 @@ def main():
                         "CPU, 2 threads, F32 KV cache, no flash attention",
            "models": {}}
     for path in sorted(glob.glob(os.path.join(DIR, "t5*.gguf"))):
-        run = subprocess.run([program, backends, path, ",".join(map(str, SOURCE)), ",".join(map(str, TARGET))],
+        texts = "_unigram" in path
+        source, target = (TEXT_SOURCE, TEXT_TARGET) if texts else (SOURCE, TARGET)
+        run = subprocess.run([program, backends, path, ",".join(map(str, source)), ",".join(map(str, target))],
                              check=True, capture_output=True, text=True)
         result = json.loads(run.stdout)
         # the decoder's input: its start token (the file's decoder_start_token_id, 0 in these), then the target
-        out["models"][os.path.basename(path)] = {"source": result["source"], "tokens": [0] + result["target"],
-                                                 "logits": result["logits"]}
+        row = {"source": result["source"], "tokens": [0] + result["target"], "logits": result["logits"]}
+        if texts:
+            row.update(TEXTS)
+        out["models"][os.path.basename(path)] = row
     with open(os.path.join(DIR, "reference-t5.json"), "w") as f:
         json.dump(out, f)
         f.write("\n")
