@@ -43,6 +43,7 @@ private slots:
     void readsBackTheModelItSaved_data();
     void readsBackTheModelItSaved();
     void refusesWhatTheArchitectureCannotHold();
+    void savesT5();
     void savesAHuggingFaceTokenizer_data();
     void savesAHuggingFaceTokenizer();
     void refusesATokenizerItDoesNotWrite();
@@ -287,9 +288,10 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
     const CliResult bert = runCli({"save", "--model", dataPath("bert_tiny"), "--out", QString::fromStdString(out)});
     QCOMPARE(bert.code, 1);
     QVERIFY2(bert.err.contains("a bert model has no llama.cpp architecture this program writes"), qPrintable(bert.err));
+    // a T5 checkpoint without a tokenizer: a t5 file needs one (llama.cpp loads none without)
     const CliResult t5 = runCli({"save", "--model", dataPath("t5v11_tiny"), "--out", QString::fromStdString(out)});
     QCOMPARE(t5.code, 1);
-    QVERIFY2(t5.err.contains("llama.cpp's t5 files are read here, not written"), qPrintable(t5.err));
+    QVERIFY2(t5.err.contains("no tokenizer.json"), qPrintable(t5.err));
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
     // gpt-oss's own YaRN leaves the ramp's ends where they fall (truncate false); llama.cpp's rounds them to whole
     // pairs
@@ -322,6 +324,55 @@ void TestGgufSave::refusesWhatTheArchitectureCannotHold()
             e.what());
     }
     QVERIFY(!QFile::exists(QString::fromStdString(out)));
+}
+
+// llama.cpp's t5 (issue 60): a t5 file saved again reads back as the model it was, in F32 and in Q8_0 (its own blocks
+// quantized again); a tied T5 head, which llama.cpp would read unscaled, is written as a matrix of its own with
+// d_model^(−1/2) folded in; a last bucket at another distance than llama.cpp's 128 is refused by name.
+void TestGgufSave::savesT5()
+{
+    const std::string source = dataPath("gguf/models/t5v11_tiny_unigram-q8_0.gguf").toStdString();
+    Input input {{0, 13, 422, 141}, {}};
+    input.source = {45, 27, 65, 52, 165, 1};
+    const auto logitsOf = [&](const Model &m) {
+        Engine engine(std::make_shared<const Model>(m), input);
+        engine.runToEnd();
+        return engine.trace().tensor("logits");
+    };
+    const Model model = Model::load(source);
+    const Tensor expected = logitsOf(model);
+    QTemporaryDir dir;
+    for (GgmlType type : {GgmlType::F32, GgmlType::Q8_0}) {
+        const std::string out = dir.filePath(QString("t5-%1.gguf").arg(int(type))).toStdString();
+        QCOMPARE(saveGgufModel(model, out, type).architecture, std::string("t5"));
+        const Model back = Model::load(out);
+        QCOMPARE(back.config.encoderLayers, model.config.encoderLayers);
+        const float difference = maxDifference(logitsOf(back), expected);
+        QVERIFY2(difference <= 1e-5f, qPrintable(QString::number(difference)));
+        QCOMPARE(GgufFile(out).find("enc.blk.0.attn_rel_b.weight")->type, GgmlType::F32);
+    }
+    Model tied = model;
+    tied.config.tiedHead = true;
+    tied.lmHead = Tensor();
+    const std::string out = dir.filePath("tied.gguf").toStdString();
+    saveGgufModel(tied, out, GgmlType::F32);
+    const Model back = Model::load(out);
+    QCOMPARE(back.config.tiedHead, false);
+    const float difference = maxDifference(logitsOf(back), logitsOf(tied));
+    QVERIFY2(difference <= 1e-5f, qPrintable(QString::number(difference)));
+    Model far = model;
+    far.config.relativeMaxDistance = 64;
+    const std::string refused = dir.filePath("far.gguf").toStdString();
+    try {
+        saveGgufModel(far, refused, GgmlType::F32);
+        QFAIL("a last bucket at 64 was written");
+    } catch (const Error &e) {
+        QVERIFY2(std::string(e.what()).find("relative distance of the last bucket: the model has 64, a t5 file can "
+                                            "only say 128")
+                != std::string::npos,
+            e.what());
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(refused)));
 }
 
 void TestGgufSave::savesAHuggingFaceTokenizer_data()

@@ -63,6 +63,11 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
         out.emplace_back(name, s.str());
     };
     add("architecture", architectureName(c.architecture()));
+    add("encoder blocks", c.encoderLayers);
+    if (c.positions == PositionKind::T5) {
+        add("relative position buckets", c.relativeBuckets);
+        add("relative distance of the last bucket", c.relativeMaxDistance); // llama.cpp's t5: 128
+    }
     add("reversible blocks", c.reversible);
     add("Funnel pooling", c.funnel.active());
     add("Sinkhorn sorting", c.sinkhorn.active());
@@ -118,6 +123,19 @@ void architectureKeys(GgufWriter &w, const ModelConfig &c, const std::string &a)
     const auto key = [&a](const char *suffix) { return a + "." + suffix; };
     w.setUInt32(key("context_length"), uint32_t(c.context));
     w.setUInt32(key("embedding_length"), uint32_t(c.dModel));
+    if (a == "t5") { // as llama.cpp's T5Model converter writes T5Config
+        w.setUInt32(key("block_count"), uint32_t(c.encoderLayers));
+        w.setUInt32(key("decoder_block_count"), uint32_t(c.layers));
+        w.setUInt32(key("feed_forward_length"), uint32_t(c.dFF));
+        w.setUInt32(key("attention.head_count"), uint32_t(c.heads));
+        w.setUInt32(key("attention.key_length"), uint32_t(c.headDim()));
+        w.setUInt32(key("attention.value_length"), uint32_t(c.headDim()));
+        w.setFloat32(key("attention.layer_norm_epsilon"), c.lnEpsilon);
+        w.setFloat32(key("attention.layer_norm_rms_epsilon"), c.lnEpsilon);
+        w.setUInt32(key("attention.relative_buckets_count"), uint32_t(c.relativeBuckets));
+        w.setUInt32(key("decoder_start_token_id"), uint32_t(std::max(0, c.decoderStart)));
+        return;
+    }
     w.setUInt32(key("block_count"), uint32_t(c.layers));
     w.setUInt32(key("feed_forward_length"), uint32_t(c.dFF));
     w.setUInt32(key("attention.head_count"), uint32_t(c.heads));
@@ -378,7 +396,9 @@ void refuseToReplace(const std::string &path)
 
 GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wanted)
 {
+    // T5's relative biases stay F32 too, as llama-quantize keeps attn_rel_b
     if (shape.size() < 2 || key.ends_with(".bias") || key.starts_with("position_embd")
+        || key.find("_rel_b") != std::string::npos || key.find("relative_attention_bias") != std::string::npos
         || key.find("ffn_gate_inp") != std::string::npos || key.starts_with("rope_freqs"))
         return GgmlType::F32;
     GgmlType type = wanted;
@@ -392,17 +412,12 @@ GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wan
 GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
 {
     const ModelConfig &c = m.config;
-    const std::string architecture = c.family == Family::Bert || c.family == Family::T5 || c.family == Family::GptNeo
-        ? std::string()
-        : ggufArchitecture(c);
-    if (c.family == Family::T5)
-        throw Error(m.name
-            + ": llama.cpp's t5 files are read here, not written: writing one needs T5's SentencePiece vocabulary "
-              "with its normalisation map, as llama.cpp's t5 tokenizer reads it; nothing was written");
+    const std::string architecture
+        = c.family == Family::Bert || c.family == Family::GptNeo ? std::string() : ggufArchitecture(c);
     if (architecture.empty())
         throw Error(m.name + ": a " + c.modelType
             + " model has no llama.cpp architecture this program writes (it writes llama, qwen2, qwen3, qwen3moe, "
-              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2, mpt, gptneox and gpt-oss)");
+              "olmo2, smollm3, gemma2, gemma3, phi3, gpt2, mpt, gptneox, gpt-oss and t5)");
     if (!ggmlTypeInfo(type).written())
         throw Error(
             std::string("GGUF files are written as ") + writtenGgmlTypeNames() + ", not " + ggmlTypeInfo(type).name);
@@ -419,6 +434,9 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     // llama.cpp's gptneox, olmo2 and gpt-oss read an output matrix always (a tied one is written twice); gemma2's never
     const bool headRequired = c.tiedHead
         && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss" || scaledEmbedding);
+    // llama.cpp's t5 reads its head unscaled, where a tied T5 reads the embedding through d_model^(−½): such a head is
+    // written as a matrix of its own, the scale folded in
+    const bool scaledT5Head = architecture == "t5" && c.tiedHead;
     if (architecture == "gemma2" && !c.tiedHead)
         throw Error(m.name
             + ": llama.cpp's gemma2 architecture reads the output head from the embedding, and this "
@@ -461,6 +479,13 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
             if (!stacks.count(key))
                 order.push_back(key);
             stacks[key].push_back(&tensor);
+            return;
+        }
+        if (key == "token_embd.weight" && scaledT5Head) {
+            add(key, tensor, type);
+            Tensor head = tensor.unpacked();
+            head.matrix() *= 1.0f / std::sqrt(float(c.dModel));
+            add("output.weight", head, type);
             return;
         }
         if (key == "token_embd.weight" && (headRequired || scaledEmbedding)) {
