@@ -142,6 +142,23 @@ def add_tokenizer(w, vocab_size):
     w.add_add_bos_token(False)
 
 
+def write_tensors(w, out, quantized):
+    """Writes `out` (name -> values) and closes the file: with `quantized`, every matrix whose rows are whole Q8_0
+    blocks in Q8_0 (gguf-py's quantizer), as llama-quantize does, which leaves norms, vectors and T5's relative biases
+    (attn_rel_b) in F32."""
+    for tensor_name in sorted(out):
+        value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
+        if quantized and value.ndim >= 2 and value.shape[-1] % 32 == 0 and "_rel_b" not in tensor_name:
+            w.add_tensor(tensor_name, quants.quantize(value, gguf.GGMLQuantizationType.Q8_0),
+                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(tensor_name, value)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def convert(name, arch, quantized):
     directory = os.path.join(DATA, name)
     c = json.load(open(os.path.join(directory, "config.json")))
@@ -259,17 +276,7 @@ def convert(name, arch, quantized):
         out["rope_factors_long.weight"] = np.array(rope["long_factor"], dtype=np.float32)
         out["rope_factors_short.weight"] = np.array(rope["short_factor"], dtype=np.float32)
 
-    for tensor_name in sorted(out):
-        value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
-        if quantized and value.ndim >= 2 and value.shape[-1] % 32 == 0:
-            w.add_tensor(tensor_name, quants.quantize(value, gguf.GGMLQuantizationType.Q8_0),
-                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-        else:
-            w.add_tensor(tensor_name, value)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_tensors(w, out, quantized)
     return path
 
 
@@ -440,17 +447,7 @@ def convert_t5(name, quantized, unigram=False):
         gguf_name = names.get_name(key, try_suffixes=(".weight", ".bias"))
         assert gguf_name, key
         out[gguf_name] = value
-    for tensor_name in sorted(out):
-        value = np.ascontiguousarray(out[tensor_name], dtype=np.float32)
-        if quantized and value.ndim >= 2 and value.shape[-1] % 32 == 0 and "_rel_b" not in tensor_name:
-            w.add_tensor(tensor_name, quants.quantize(value, gguf.GGMLQuantizationType.Q8_0),
-                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-        else:
-            w.add_tensor(tensor_name, value)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    write_tensors(w, out, quantized)
     return path
 
 
