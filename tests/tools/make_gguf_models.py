@@ -69,8 +69,8 @@ BIASES_DROPPED = {"qwen3_tiny"}
 # T5 checkpoints, as llama.cpp's t5 (convert_t5): t5_tiny is v1.0 (ReLU, a tied head, relative_attention_max_distance
 # 12, which llama.cpp's 128 replaces), t5v11_tiny v1.1 (gated GELU, an untied head, the distance 128). llama.cpp v0.5.0
 # fails to load a t5 file with more decoder layers than encoder layers (a vector's range check in its loader):
-# t5_tiny's third decoder layer is dropped, so its files are another model than the checkpoint, compared with llama.cpp's
-# logits alone.
+# t5_tiny's third decoder layer is dropped, so its files are another model than the checkpoint, compared with
+# llama.cpp's logits alone.
 T5_MODELS = ["t5_tiny", "t5v11_tiny"]
 
 
