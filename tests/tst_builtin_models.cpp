@@ -322,6 +322,36 @@ private slots:
         QVERIFY2(next[3][2] >= 0.59, qPrintable(QString::number(next[3][2])));
     }
 
+    // Fine-tuning, as docs/models.md and lesson 30 state: austen-mlm-typos answers 90.8 % of the held-out asked letters
+    // right, and in the novel's first line with "fortune" spelt "fortane" it answers n at the a (91 %), where
+    // austen-mlm, never asked, copies the a it sees (98 %); and it is wrong where lesson 30 says.
+    void austenMlmTyposTagsTheMisspeltLetter()
+    {
+        ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
+        const Evaluation e = evaluateOnTask(loadModel("austen-mlm-typos"), *Task::create("typos"), 256);
+        QVERIFY2(e.loss <= 0.23, qPrintable(QString::number(e.loss)));
+        QVERIFY2(e.tokenAccuracy >= 0.89, qPrintable(QString::number(e.tokenAccuracy)));
+        const std::string text = "It is a truth universally acknowledged, that a single man in possession of a good "
+                                 "fortane, must be in want of a wife.";
+        const int64_t a = int64_t(text.find("fortane")) + 4;
+        QCOMPARE(a, int64_t(86)); // the lesson's position
+        const auto outputAt = [](const char *name, const std::string &text, int64_t t, char token) {
+            const auto model = loadModel(name);
+            Engine engine(model, {tokenizerForModel(*model)->encode(text), {}});
+            engine.runToEnd();
+            return engine.trace().tensor("next_probs").matrix()(t, int64_t(static_cast<unsigned char>(token)));
+        };
+        QVERIFY2(outputAt("austen-mlm-typos", text, a, 'n') > 0.8, "the misspelt letter");
+        QVERIFY2(outputAt("austen-mlm-typos", text, a - 4, 'n') < 0.3, "the word's first letter");
+        QVERIFY2(outputAt("austen-mlm", text, a, 'a') > 0.9, "the pretrained head copies");
+        // Where it goes wrong (the lesson's last step): habet's e missed, the b beside it and unkind's d flagged.
+        const std::string habet = "She was not in the habet of taking unkind liberties with her sister.";
+        QCOMPARE(habet.substr(21, 2) + habet.substr(40, 1), std::string("bed"));
+        QVERIFY2(outputAt("austen-mlm-typos", habet, 22, 'n') < 0.5, "habet's e");
+        QVERIFY2(outputAt("austen-mlm-typos", habet, 21, 'n') > 0.9, "habet's b");
+        QVERIFY2(outputAt("austen-mlm-typos", habet, 40, 'n') > 0.9, "unkind's d");
+    }
+
     // PoWER-BERT's re-training, as docs/models.md states: austen-mlm-power, trained with the schedule 0.7, 0.49,
     // 0.343, names 77.6 % of the chosen characters under it (77.2 % with every token) and 72.7 % when the same counts
     // are kept at random; austen-mlm, trained with every token, falls from 80.7 % to 51 % under the same schedule.

@@ -1,7 +1,10 @@
 // Pretraining objectives (train/objectives.h): BERT's masked LM chooses 15 % and splits them 80/10/10 within binomial
 // tolerances over many seeds; T5's span corruption round-trips (filling the sentinels with the targets gives the text
 // back) with the noise and span counts of its definition; the prefix LM's and next token's masks and targets.
+#include "errortesting.h"
+#include "model/builtinmodels.h"
 #include "testbundle.h"
+#include "train/corpus.h"
 #include "train/objectives.h"
 #include "train/task.h"
 #include "train/trainingsetup.h"
@@ -10,6 +13,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cctype>
 
 #include <cmath>
 #include <numeric>
@@ -219,6 +223,74 @@ private slots:
             trainer->step();
         const float after = trainer->evaluate(32).loss;
         QVERIFY2(before > 5.0f && after < before - 1.0f, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+    }
+
+    // The "typos" task: up to four asked letters a window, each replaced one time in two, the rest of the window the
+    // novel's; fine-tuning starts from austen-mlm's weights, keeps its shape, and refuses a model that cannot read the
+    // task's tokens or a shape option beside it.
+    void theTyposTaskFineTunesTheMaskedLm()
+    {
+        const auto task = Task::create("typos");
+        std::mt19937_64 rng(3);
+        int asked = 0, replaced = 0;
+        for (int i = 0; i < 400; ++i) {
+            const bool heldOut = i % 2 == 1;
+            const Example e = task->sample(rng, heldOut);
+            QCOMPARE(e.tokens.size(), size_t(96));
+            std::string window(e.tokens.begin(), e.tokens.end());
+            int wrong = 0, here = 0;
+            for (size_t t = 0; t < e.targets.size(); ++t) {
+                if (e.targets[t] < 0)
+                    continue;
+                QVERIFY(e.targets[t] == 'y' || e.targets[t] == 'n');
+                QVERIFY(std::isalpha(static_cast<unsigned char>(e.tokens[t])));
+                ++here;
+                wrong += e.targets[t] == 'n';
+            }
+            QVERIFY(here >= 1 && here <= 4);
+            asked += here;
+            replaced += wrong;
+            const std::string &novel = heldOut ? corpusHeldOut() : corpusTraining();
+            if (i < 100) // a window with no letter replaced is the novel's; one with a replacement is not
+                QCOMPARE(novel.find(window) != std::string::npos, wrong == 0);
+        }
+        QVERIFY2(binomialClose(replaced, asked, 0.5), qPrintable(QString("%1 of %2").arg(replaced).arg(asked)));
+
+        TrainingRun run;
+        run.task = "typos";
+        run.from = "austen-mlm";
+        run.options.steps = 20;
+        run.options.batch = 8;
+        run.options.learningRate = 1e-3f;
+        run.options.warmupSteps = 2;
+        const auto trainer = newTrainer(run);
+        const auto pretrained = loadModel("austen-mlm");
+        QCOMPARE(trainer->model()->parameterCount(), pretrained->parameterCount());
+        const auto startUp = trainer->model()->blocks[2].weight(BlockPart::Up).values();
+        const auto pretrainedUp = pretrained->blocks[2].weight(BlockPart::Up).values();
+        QVERIFY(std::equal(startUp.begin(), startUp.end(), pretrainedUp.begin(), pretrainedUp.end()));
+        QCOMPARE(trainer->model()->config.task, std::string("typos"));
+        // austen-mlm names characters, not answers: every asked letter costs many nats, until the head learns 'y'/'n'
+        const float before = trainer->evaluate(32).loss;
+        for (int i = 0; i < 20; ++i)
+            trainer->step();
+        const float after = trainer->evaluate(32).loss;
+        QVERIFY2(before > 4.0f && after < 1.0f, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+
+        const std::vector<std::string> starts = startingModels(*task);
+        QVERIFY(std::find(starts.begin(), starts.end(), "austen-mlm") != starts.end());
+        QVERIFY(std::find(starts.begin(), starts.end(), "austen") == starts.end()); // causal
+        run.from = "austen";
+        QCOMPARE(errorFrom([&] { trainingModelConfig(run, false); }),
+            QString("from austen: task typos reads the text both ways, and the model is causal"));
+        ModelConfig wider = loadModel("austen-mlm")->config;
+        wider.vocab = 300;
+        QCOMPARE(startingModelProblem(wider, *task),
+            std::string("task typos reads a vocabulary of 260 tokens with its own special tokens; the model has 300"));
+        run.from = "austen-mlm";
+        run.layers = 2;
+        QCOMPARE(errorFrom([&] { trainingModelConfig(run, false); }),
+            QString("from austen-mlm: the model fixes the shape and layout; leave layers out"));
     }
 
     void nextTokenAndTheMasksOfTheEncoderObjectives()

@@ -554,6 +554,55 @@ private slots:
         QCOMPARE(next.worker()->setup().run.options.learningRate, 0.002f);
     }
 
+    // Fine-tuning: the task offers the built-in models that read its tokens; starting from one fixes the shape (the
+    // Model section's other fields off), the header says so, and the run trains that model's weights. A lesson's
+    // from= reaches the same field.
+    void fineTunesAPretrainedModel()
+    {
+        Session session;
+        TrainPanel panel(&session);
+        configure(panel, 2, 2, 1, "typos");
+        auto *from = panel.findChild<QComboBox *>("trainModel-from");
+        auto *layers = panel.findChild<QSpinBox *>("trainModel-layers");
+        auto *header = panel.findChild<QToolButton *>("trainModelHeader");
+        QVERIFY(from && layers && header);
+        QVERIFY(from->findData("austen-mlm") > 0);
+        QCOMPARE(from->findData("austen"), -1); // causal: it cannot read the task both ways
+        from->setCurrentIndex(from->findData("austen-mlm"));
+        QVERIFY(!layers->isEnabled());
+        QCOMPARE(header->text(), QString("Model: fine-tuned from austen-mlm"));
+        click(panel, "trainStart");
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+        QCOMPARE(panel.worker()->setup().run.from, std::string("austen-mlm"));
+        QTRY_VERIFY_WITH_TIMEOUT(panel.attentionView()->input().model, kComputeWaitFactor * 10000);
+        const ModelConfig &trained = panel.attentionView()->input().model->config;
+        QCOMPARE(trained.task, std::string("typos"));
+        QCOMPARE(int(trained.positions), int(PositionKind::Rope)); // austen-mlm's, not a new model's default
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty()) {
+            header->setChecked(true);
+            panel.resize(400, 1700);
+            panel.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&panel));
+            QVERIFY(panel.grab().save(dir + "/trainpanel-fine-tune.png"));
+            panel.hide();
+        }
+
+        auto *task = panel.findChild<QComboBox *>("trainTask"); // a causal task: austen-mlm is no start
+        task->setCurrentIndex(task->findData("reverse"));
+        QCOMPARE(from->currentData().toString(), QString());
+        QVERIFY(layers->isEnabled());
+
+        LessonAction lesson;
+        lesson.kind = LessonAction::Kind::Train;
+        lesson.target = "typos";
+        lesson.count = 2;
+        lesson.trainOptions = {{"from", "austen-mlm"}, {"lr", "0.0003"}};
+        panel.runLessonAction(lesson);
+        QCOMPARE(from->currentData().toString(), QString("austen-mlm"));
+        QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
+        QCOMPARE(panel.worker()->setup().run.from, std::string("austen-mlm"));
+    }
+
     void closingTheWindowWhileTrainingStopsTheWorker()
     {
         Session session;

@@ -1,6 +1,7 @@
 #include "commandtable.h"
 
 #include "attention/attentionkernel.h"
+#include "train/task.h"
 #include "train/trainingrunoptions.h"
 
 #include <algorithm>
@@ -80,6 +81,16 @@ std::string kernelList(bool (*keep)(const attention::AttentionKernelKind &), con
     for (const attention::AttentionKernelKind &k : attention::attentionKernels())
         if (keep(k))
             out += (out.empty() ? "" : separator) + k.kind;
+    return out;
+}
+
+// "reverse, copy, … or retrieval-ends": every task `train --task` takes.
+std::string taskList()
+{
+    const std::vector<std::string> names = Task::names();
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     return out;
 }
 
@@ -168,7 +179,7 @@ std::vector<CliCommand> makeTable()
                  "train a model, saving a resumable state in DIR every --save-every steps"},
                 {"... [--reversible] [--positions KIND] [--experts E] [--memory-strategy S]",
                     "reversible blocks, a positional encoding, experts, a memory strategy"}},
-            Options {{"task", "T", "the task: reverse, copy, sort, parens, chars, mlm, seq2seq-sort or retrieval"},
+            Options {{"task", "T", "the task: " + taskList() + " (typos fine-tunes a masked LM: give --from)"},
                 {"out", "DIR", "where the training state and the model are saved"},
                 {"eval-every", "K", "evaluate every K steps (default 250)"},
                 {"eval-examples", "N", "held-out examples an evaluation (default 256)"},

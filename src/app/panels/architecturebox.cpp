@@ -16,6 +16,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace atlas {
 
 namespace {
@@ -113,6 +115,8 @@ void ArchitectureBox::addField(
 void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
+    addSection(grid, row, tr("Weights"));
+    addField(grid, row, "from", tr("Start &from"), comboBox("from", {{tr("random weights"), QString()}}, box));
     addSection(grid, row, tr("Shape"));
     addField(grid, row, "layers", tr("La&yers"), spinBox("layers", tr("task's"), box));
     addField(grid, row, "heads", tr("Heads"), spinBox("heads", tr("task's"), box));
@@ -231,6 +235,8 @@ void ArchitectureBox::setText(const Field &field, const QString &text)
         if (const double v = text.toDouble(&ok); ok)
             d->setValue(v);
     } else if (auto *c = qobject_cast<QComboBox *>(w)) {
+        if (field.key == "from" && !text.isEmpty() && c->findData(text) < 0) // a directory, or a model listed later
+            c->addItem(text, text);
         if (const int i = c->findData(text == QLatin1String("gpt2") ? QString() : text); i >= 0)
             c->setCurrentIndex(i);
     } else if (auto *b = qobject_cast<QCheckBox *>(w)) {
@@ -254,6 +260,37 @@ void ArchitectureBox::setTaskShape(const ModelConfig &shape)
             c->setItemData(0, tr("The task's own: %1").arg(QString::fromStdString(positionKindName(shape.positions))),
                 Qt::ToolTipRole);
     }
+}
+
+QComboBox *ArchitectureBox::startingModelBox() const
+{
+    for (const Field &f : m_fields)
+        if (f.key == "from")
+            return qobject_cast<QComboBox *>(f.control);
+    return nullptr;
+}
+
+QString ArchitectureBox::startingModel() const
+{
+    return startingModelBox()->currentData().toString();
+}
+
+// The choice kept when the new list has it; a lesson's model that is not a built-in one (a directory) stays listed.
+void ArchitectureBox::setStartingModels(const std::vector<std::string> &names)
+{
+    QComboBox *box = startingModelBox();
+    const QString current = startingModel();
+    QSignalBlocker blocker(box);
+    while (box->count() > 1)
+        box->removeItem(1);
+    for (const std::string &name : names)
+        box->addItem(QString::fromStdString(name), QString::fromStdString(name));
+    box->setCurrentIndex(std::max(0, box->findData(current)));
+    blocker.unblock();
+    updateEnabled();
+    updateHeader();
+    if (startingModel() != current)
+        emit changed();
 }
 
 ArchitectureBox::Options ArchitectureBox::options() const
@@ -302,6 +339,7 @@ ArchitectureBox::Options ArchitectureBox::parseOptionsText(const QString &text)
 
 // An option that only sets up another is off while that one is (its `needs`, train/trainingrunoptions.h): "experts"
 // must be given, "family=llama" must have that value.
+// A model to start from fixes every other field (the run refuses them).
 void ArchitectureBox::updateEnabled()
 {
     const auto field = [this](const std::string &key) -> const Field * {
@@ -310,7 +348,12 @@ void ArchitectureBox::updateEnabled()
                 return &f;
         return nullptr;
     };
+    const bool fineTuning = !startingModel().isEmpty();
     for (const Field &f : m_fields) {
+        if (f.key != "from")
+            f.control->setEnabled(!fineTuning);
+        if (fineTuning)
+            continue;
         const TrainingRunOption &option = trainingOption(f.key);
         const std::string &needs = option.needs;
         if (needs.empty())
@@ -326,6 +369,12 @@ void ArchitectureBox::updateEnabled()
 void ArchitectureBox::updateHeader()
 {
     const Options changes = options();
+    if (const QString from = startingModel(); !from.isEmpty()) {
+        m_header->setText(tr("Model: fine-tuned from %1").arg(from));
+        m_header->setToolTip(
+            tr("The run starts from %1's weights, its shape and layout (as `train --from %1`)").arg(from));
+        return;
+    }
     m_header->setText(changes.empty() ? tr("Model: the task's own")
             : changes.size() == 1     ? tr("Model: 1 change")
                                       : tr("Model: %1 changes").arg(changes.size()));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+class QComboBox;
 class QGridLayout;
 class QToolButton;
 
@@ -29,6 +30,9 @@ public:
 
     // The task's own model: the fields' "task's" texts say its layers, heads and width.
     void setTaskShape(const ModelConfig &shape);
+    // The models the task can start from (train/trainingsetup.h's startingModels), offered beside random weights.
+    void setStartingModels(const std::vector<std::string> &names);
+    QString startingModel() const; // empty: random weights
     Options options() const;
     // Every control back to the task's model, then `options` shown; an unknown key or a value a control cannot
     // show is left out (the run then refuses nothing it was not shown).
@@ -60,6 +64,7 @@ private:
     void setText(const Field &field, const QString &text);
     void updateEnabled();
     void updateHeader();
+    QComboBox *startingModelBox() const;
 
     QToolButton *m_header = nullptr;
     QWidget *m_controls = nullptr;

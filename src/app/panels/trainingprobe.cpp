@@ -42,6 +42,9 @@ TrainingProbe::TrainingProbe(QWidget *parent)
     for (QCPLayoutElement *e : m_attention->plot()->plotLayout()->elements(false))
         if (auto *title = qobject_cast<QCPTextElement *>(e))
             title->setFont(sizedFont(font(), 10, true));
+    // The title says "attention probabilities": the colour bar's label would take the width a probe of 100 tokens
+    // needs for its axes in the narrow dock.
+    m_attention->plot()->setValueLabel(QString());
     m_attention->plot()->showMessage(tr("Start training to watch this head's attention form."));
 
     // The example above its controls, one row each: the dock is narrow beside the views.

@@ -125,8 +125,10 @@ void TrainSettings::createControls()
     m_modelSummary = new QLabel(box);
     layOut();
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
-        const ModelConfig c = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+        const std::unique_ptr<Task> task = Task::create(m_task->currentData().toString().toStdString());
+        const ModelConfig c = task->modelConfig();
         m_architecture->setTaskShape(c);
+        m_architecture->setStartingModels(startingModels(*task));
         allowMemoryOptions(!c.isEncoderDecoder());
         allowLayerDrop();
         showShape();
@@ -141,8 +143,10 @@ void TrainSettings::createControls()
     for (QSpinBox *spin : {m_checkpointEvery, m_ffnChunks})
         connect(spin, &QSpinBox::valueChanged, this, &TrainSettings::showShape);
     m_checkpointEvery->setEnabled(false);
-    const ModelConfig shape = Task::create(m_task->currentData().toString().toStdString())->modelConfig();
+    const std::unique_ptr<Task> task = Task::create(m_task->currentData().toString().toStdString());
+    const ModelConfig shape = task->modelConfig();
     m_architecture->setTaskShape(shape);
+    m_architecture->setStartingModels(startingModels(*task));
     for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
         w->setProperty("baseToolTip", w->toolTip());
     allowMemoryOptions(!shape.isEncoderDecoder());

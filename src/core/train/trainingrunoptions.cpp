@@ -130,7 +130,20 @@ std::vector<TrainingRunOption> makeTable()
             .setText = [](TrainingRun &r, const std::string &v, const std::string &) { r.description = v; },
             .text = [](const TrainingRun &r) { return r.description; }},
 
-        // The model: its shape.
+        // The model: its starting weights, or its shape.
+        {.name = "from",
+            .valueName = "MODEL",
+            .help = "fine-tune: start from this model's weights (a built-in model's name or a directory) instead of "
+                    "random ones; its shape is the run's, and it must read the task's tokens (typos: austen-mlm; "
+                    "lesson 30)",
+            .kind = K::Text,
+            .setText =
+                [](TrainingRun &r, const std::string &v, const std::string &where) {
+                    if (v.empty())
+                        throw Error(where + ": name a model to start from");
+                    r.from = v;
+                },
+            .text = [](const TrainingRun &r) { return r.from; }},
         {.name = "layers",
             .valueName = "L",
             .help = "blocks in the stack (default: the task's)",

@@ -1,5 +1,8 @@
 #include "train/trainingsetup.h"
 
+#include "io/limits.h"
+#include "io/modelfile.h"
+#include "model/builtinmodels.h"
 #include "model/funnel.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
@@ -9,14 +12,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace atlas {
 
-ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
+namespace {
+
+// The task's model with the run's shape and layout options.
+ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
 {
-    checkTrainingRunOptionsNeeded(run);
-    const std::unique_ptr<Task> task = Task::create(run.task);
-    ModelConfig config = task->modelConfig();
+    ModelConfig config = task.modelConfig();
     if (run.layers > 0)
         config.layers = run.layers;
     if (run.heads > 0)
@@ -127,6 +132,64 @@ ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
                 config.windowedLayers.push_back(i);
         }
     }
+    return config;
+}
+
+// The model run.from names, checked to read the task's examples as the task's own model would.
+ModelConfig startingConfig(const TrainingRun &run, const Task &task)
+{
+    for (const TrainingRunOption &o : trainingRunOptions())
+        if (o.group == TrainingRunOption::Group::Model && o.name != "from" && isTrainingRunOptionSet(run, o))
+            throw Error("from " + run.from + ": the model fixes the shape and layout; leave " + o.name + " out");
+    ModelConfig config = loadModel(run.from)->config;
+    if (const std::string problem = startingModelProblem(config, task); !problem.empty())
+        throw Error("from " + run.from + ": " + problem);
+    return config;
+}
+
+} // namespace
+
+std::string startingModelProblem(const ModelConfig &model, const Task &task)
+{
+    const ModelConfig wanted = task.modelConfig();
+    const std::string refused = "task " + task.name() + " ";
+    if (model.isEncoderDecoder() != wanted.isEncoderDecoder())
+        return refused + (wanted.isEncoderDecoder() ? "trains an encoder–decoder" : "trains a model of one stack");
+    if (model.causal != wanted.causal)
+        return refused
+            + (wanted.causal ? "predicts the next token, and the model attends both ways"
+                             : "reads the text both ways, and the model is causal");
+    if (model.vocab != wanted.vocab || model.specialTokens != wanted.specialTokens)
+        return refused + "reads a vocabulary of " + std::to_string(wanted.vocab)
+            + " tokens with its own special tokens; the model has " + std::to_string(model.vocab);
+    if (model.context < wanted.context)
+        return refused + "writes examples of up to " + std::to_string(wanted.context)
+            + " tokens, and the model's context is " + std::to_string(model.context);
+    return {};
+}
+
+std::vector<std::string> startingModels(const Task &task)
+{
+    std::vector<std::string> names;
+    for (const BuiltinModel &m : builtinModels()) {
+        const std::string path = m.directory + "/config.json";
+        if (!std::filesystem::is_regular_file(path))
+            continue; // a GGUF file: no built-in one shares a task's vocabulary
+        try {
+            if (startingModelProblem(ModelConfig::fromJson(readModelFile(path, limits::kSpecBytes), path), task)
+                    .empty())
+                names.push_back(m.name);
+        } catch (const Error &) { // a config this build cannot read is no start
+        }
+    }
+    return names;
+}
+
+ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
+{
+    checkTrainingRunOptionsNeeded(run);
+    const std::unique_ptr<Task> task = Task::create(run.task);
+    ModelConfig config = run.from.empty() ? shapedConfig(run, *task) : startingConfig(run, *task);
     config.description = run.description.empty() ? task->summary() : run.description;
     if (withSample) {
         std::mt19937_64 rng(7); // a held-out example, the same for every run of the task: the model's sample input
@@ -158,8 +221,12 @@ ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run)
 {
     const ModelConfig config = trainingModelConfig(run);
-    auto model = std::make_shared<Model>(Model::random(config, run.options.seed));
+    auto model = std::make_shared<Model>(
+        run.from.empty() ? Model::random(config, run.options.seed) : Model(*loadModel(run.from)));
+    model->config = config;
     model->name = run.task;
+    if (!run.from.empty())
+        return std::make_unique<Trainer>(model, run.task, run.options);
     for (BlockWeights &b : model->blocks)
         std::fill(b.weight(BlockPart::SpanFraction).values().begin(), b.weight(BlockPart::SpanFraction).values().end(),
             float(run.spanInit));

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -15,6 +16,10 @@ struct TrainingRun
 {
     std::string task = "reverse";
     TrainOptions options;
+    // Fine-tuning: start from this model's weights (a built-in model's name or a directory) instead of random ones. Its
+    // shape is the run's (no shape option may be given) and must read the task's tokens: the same vocabulary, the
+    // same direction of attention, one stack, a context that holds the task's examples.
+    std::string from;
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
     bool scaleEmbeddings = false; // atlas_embedding_scale √d_model, as Vaswani et al.
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
@@ -46,6 +51,10 @@ struct TrainingRun
 // as text, which a task reading a corpus through its tokenizer takes a moment to make the first time; the Train
 // panel's checks on the GUI thread leave it out (the run's worker makes it).
 ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample = true);
+// Why a run of `task` cannot start from a model of config `model` (fine-tuning: TrainingRun::from); empty when it can.
+std::string startingModelProblem(const ModelConfig &model, const Task &task);
+// The built-in models a run of `task` can start from, in builtinModels()' order.
+std::vector<std::string> startingModels(const Task &task);
 // A model of trainingModelConfig(run), initialised as GPT-2 from options.seed (Model::random), named after the
 // task, in a Trainer.
 std::unique_ptr<Trainer> newTrainer(const TrainingRun &run);
