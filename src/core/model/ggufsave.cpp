@@ -431,12 +431,13 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
     const bool positionTable
         = architecture == "gpt2" && (c.positions == PositionKind::Sinusoidal || c.positions == PositionKind::None);
     const bool scaledEmbedding = architecture == "gpt2" && c.embeddingScale != 1.0f;
-    // llama.cpp's gptneox, olmo2 and gpt-oss read an output matrix always (a tied one is written twice); gemma2's never
+    // llama.cpp's gptneox, olmo2 and gpt-oss read an output matrix always (a tied one is written twice); gemma2's
+    // never. Its t5 reads the head unscaled, where a tied T5 reads the embedding through d_model^(−½): that head is
+    // written as a matrix of its own, the scale folded in.
     const bool headRequired = c.tiedHead
-        && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss" || scaledEmbedding);
-    // llama.cpp's t5 reads its head unscaled, where a tied T5 reads the embedding through d_model^(−½): such a head is
-    // written as a matrix of its own, the scale folded in
-    const bool scaledT5Head = architecture == "t5" && c.tiedHead;
+        && (architecture == "gptneox" || architecture == "olmo2" || architecture == "gpt-oss" || architecture == "t5"
+            || scaledEmbedding);
+    const float headScale = architecture == "t5" ? 1.0f / std::sqrt(float(c.dModel)) : 1.0f;
     if (architecture == "gemma2" && !c.tiedHead)
         throw Error(m.name
             + ": llama.cpp's gemma2 architecture reads the output head from the embedding, and this "
@@ -481,20 +482,17 @@ GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType t
             stacks[key].push_back(&tensor);
             return;
         }
-        if (key == "token_embd.weight" && scaledT5Head) {
-            add(key, tensor, type);
-            Tensor head = tensor.unpacked();
-            head.matrix() *= 1.0f / std::sqrt(float(c.dModel));
-            add("output.weight", head, type);
-            return;
-        }
         if (key == "token_embd.weight" && (headRequired || scaledEmbedding)) {
             Tensor embedding = tensor.unpacked();
             if (scaledEmbedding)
                 embedding.matrix() *= c.embeddingScale;
             add(key, embedding, type);
-            if (headRequired)
-                add("output.weight", tensor, type);
+            if (headRequired) {
+                Tensor head = tensor.unpacked();
+                if (headScale != 1.0f)
+                    head.matrix() *= headScale;
+                add("output.weight", head, type);
+            }
             return;
         }
         add(key, ggufLayout(c, architecture, key, tensor, GgufDirection::ToGguf), type);

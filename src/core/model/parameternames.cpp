@@ -359,26 +359,26 @@ std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c)
     };
     for (ModelPart part : {ModelPart::Embedding, ModelPart::Positions, ModelPart::FinalNorm, ModelPart::OutputHead})
         tryAdd([&] { return modelParameter(c, part); }, [&] { return ggufModelParameter(c, part); });
-    if (c.family == Family::T5) { // two stacks
-        tryAdd([&] { return modelParameter(c, ModelPart::FinalNorm, names::kEncoderStack); },
-            [&] { return ggufModelParameter(c, ModelPart::FinalNorm, names::kEncoderStack); });
-        for (const names::Stack &stack : {names::kEncoderStack, names::kDecoderStack})
-            for (int layer = 0; layer < (stack == names::kEncoderStack ? c.encoderLayers : c.layers); ++layer)
-                for (size_t p = 0; p < kBlockPartCount; ++p)
-                    tryAdd([&] { return blockParameter(c, stack, layer, BlockPart(p)); },
-                        [&] { return ggufBlockParameter(c, layer, BlockPart(p), stack); });
-        return out;
-    }
-    for (int layer = 0; layer < c.layers; ++layer) {
-        for (size_t p = 0; p < kBlockPartCount; ++p) {
-            const auto part = BlockPart(p);
-            tryAdd([&] { return blockParameter(c, names::kOnlyStack, layer, part); },
-                [&] { return ggufBlockParameter(c, layer, part); });
+    // T5's two stacks, the encoder's with its own final norm, or the one stack.
+    const std::vector<std::pair<names::Stack, int>> stacks = c.family == Family::T5
+        ? std::vector<std::pair<names::Stack, int>> {{names::kEncoderStack, c.encoderLayers},
+            {names::kDecoderStack, c.layers}}
+        : std::vector<std::pair<names::Stack, int>> {{names::kOnlyStack, c.layers}};
+    for (const auto &[stack, layers] : stacks) {
+        if (stack == names::kEncoderStack)
+            tryAdd([&] { return modelParameter(c, ModelPart::FinalNorm, stack); },
+                [&] { return ggufModelParameter(c, ModelPart::FinalNorm, stack); });
+        for (int layer = 0; layer < layers; ++layer) {
+            for (size_t p = 0; p < kBlockPartCount; ++p) {
+                const auto part = BlockPart(p);
+                tryAdd([&] { return blockParameter(c, stack, layer, part); },
+                    [&] { return ggufBlockParameter(c, layer, part, stack); });
+            }
+            for (int e = 0; c.isMoeLayer(layer) && e < c.experts; ++e)
+                for (BlockPart part : {BlockPart::Up, BlockPart::Down, BlockPart::Gate})
+                    tryAdd([&] { return expertParameter(c, layer, e, part); },
+                        [&] { return ggufExpertsParameter(c, layer, part); });
         }
-        for (int e = 0; c.isMoeLayer(layer) && e < c.experts; ++e)
-            for (BlockPart part : {BlockPart::Up, BlockPart::Down, BlockPart::Gate})
-                tryAdd([&] { return expertParameter(c, layer, e, part); },
-                    [&] { return ggufExpertsParameter(c, layer, part); });
     }
     return out;
 }
