@@ -46,6 +46,7 @@ private slots:
     void savesT5();
     void savesAHuggingFaceTokenizer_data();
     void savesAHuggingFaceTokenizer();
+    void savesAT5Tokenizer();
     void refusesATokenizerItDoesNotWrite();
     void replacesOnlyItsOwnFiles();
 
@@ -437,6 +438,95 @@ void TestGgufSave::savesAHuggingFaceTokenizer()
     for (const QJsonValue &id : ids[1].toArray())
         expected << QString::number(id.toInt());
     QCOMPARE(tokenized.out.trimmed().split('\n').last(), expected.join(','));
+}
+
+// A SentencePiece Unigram model made as T5's (nmt_nfkc's precompiled charsmap, no byte fallback; unigram_t5, made by
+// make_unigram_t5_fixture.py) is written as llama.cpp's 't5' tokenizer with its normaliser, as llama.cpp's T5
+// converter writes it: the file gives llama.cpp's ids on every text (llama-ids.json, through node-llama-cpp's prebuilt
+// library, special tokens parsed, none added), and the directory's own tokenizer gives the same ids where the text
+// spells no control token; a Hugging Face T5 directory with it is saved as a t5 file llama.cpp runs with the same
+// logits. The unigram fixture, whose byte pieces SentencePiece falls back to where llama.cpp reads "\n\n" as <unk>
+// (checked with node-llama-cpp on a file written without the check), is refused by save's read-back check, and
+// nothing is written.
+void TestGgufSave::savesAT5Tokenizer()
+{
+    const QString model = m_dir.filePath("hf-t5tok"), out = m_dir.filePath("hf-t5tok.gguf");
+    QDir(model).removeRecursively();
+    const CliResult made = runCli({"new-model", "--out", model, "--family", "llama", "--vocab", "300", "--d-model",
+        "16", "--layers", "1", "--heads", "2", "--seed", "1"});
+    QVERIFY2(made.code == 0, qPrintable(made.err));
+    for (const char *f : {"spiece.model", "tokenizer_config.json"})
+        QVERIFY(QFile::copy(dataPath("tokenizers/unigram_t5/") + f, model + "/" + f));
+    const CliResult saved = runCli({"save", "--model", model, "--out", out});
+    QVERIFY2(saved.code == 0, qPrintable(saved.err));
+    const GgufFile file(out.toStdString());
+    QCOMPARE(file.string("tokenizer.ggml.model"), std::string("t5"));
+    QVERIFY(file.boolean("tokenizer.ggml.add_space_prefix"));
+    QVERIFY(file.boolean("tokenizer.ggml.remove_extra_whitespaces"));
+    QVERIFY(file.byteArray("tokenizer.ggml.precompiled_charsmap").size() > 100000); // NFKC's rules, compiled
+    QFile reference(dataPath("tokenizers/unigram_t5/llama-ids.json"));
+    QVERIFY(reference.open(QIODevice::ReadOnly));
+    const QJsonObject ids = QJsonDocument::fromJson(reference.readAll()).object();
+    const QJsonArray texts = ids["texts"].toArray(), expected = ids["ids"].toArray();
+    QCOMPARE(texts.size(), expected.size());
+    const auto fromFile = HuggingFaceTokenizer::fromGguf(out.toStdString());
+    const auto fromDirectory = tokenizerForDirectory(model.toStdString());
+    for (qsizetype i = 0; i < texts.size(); ++i) {
+        std::vector<int> llamaCpp;
+        for (const QJsonValue &id : expected[i].toArray())
+            llamaCpp.push_back(id.toInt());
+        const std::string text = texts[i].toString().toStdString();
+        QCOMPARE(fromFile->encode(text), llamaCpp);
+        if (text.find("</s>") == std::string::npos)
+            QCOMPARE(fromDirectory->encode(text), llamaCpp);
+    }
+
+    // A Hugging Face T5 directory with that tokenizer: the file llama.cpp runs gives its logits
+    // (llama-t5-logits.json) on the source the file's tokenizer makes of the first text, </s> added as T5's does.
+    const QString t5 = m_dir.filePath("hf-t5"), t5File = m_dir.filePath("hf-t5.gguf");
+    QDir(t5).removeRecursively();
+    const CliResult madeT5 = runCli({"new-model", "--out", t5, "--family", "t5", "--vocab", "300", "--d-model", "32",
+        "--layers", "2", "--heads", "2", "--seed", "1"});
+    QVERIFY2(madeT5.code == 0, qPrintable(madeT5.err));
+    for (const char *f : {"spiece.model", "tokenizer_config.json"})
+        QVERIFY(QFile::copy(dataPath("tokenizers/unigram_t5/") + f, t5 + "/" + f));
+    const CliResult savedT5 = runCli({"save", "--model", t5, "--out", t5File});
+    QVERIFY2(savedT5.code == 0, qPrintable(savedT5.err));
+    QFile logits(dataPath("tokenizers/unigram_t5/llama-t5-logits.json"));
+    QVERIFY(logits.open(QIODevice::ReadOnly));
+    const QJsonObject llama = QJsonDocument::fromJson(logits.readAll()).object();
+    const auto fileModel = std::make_shared<const Model>(Model::load(t5File.toStdString()));
+    Input input;
+    input.source = tokenizerForModel(*fileModel)->encodeWithSpecialTokens(texts[0].toString().toStdString());
+    for (const QJsonValue &id : llama["tokens"].toArray())
+        input.tokens.push_back(id.toInt());
+    std::vector<int> source;
+    for (const QJsonValue &id : llama["source"].toArray())
+        source.push_back(id.toInt());
+    QCOMPARE(input.source, source);
+    Engine engine(fileModel, input);
+    engine.runToEnd();
+    const auto ours = engine.trace().tensor("logits").matrix();
+    const QJsonArray rows = llama["logits"].toArray();
+    QCOMPARE(rows.size(), qsizetype(ours.rows()));
+    double worst = 0;
+    for (qsizetype r = 0; r < rows.size(); ++r)
+        for (qsizetype v = 0; v < rows[r].toArray().size(); ++v)
+            worst = std::max(worst, std::abs(rows[r].toArray()[v].toDouble() - double(ours(r, v))));
+    QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+
+    const QString bytes = m_dir.filePath("hf-unigram-bytes");
+    QDir(bytes).removeRecursively();
+    const CliResult small = runCli({"new-model", "--out", bytes, "--family", "llama", "--vocab", "1000", "--d-model",
+        "16", "--layers", "1", "--heads", "2", "--seed", "1"});
+    QVERIFY2(small.code == 0, qPrintable(small.err));
+    for (const char *f : {"spiece.model", "tokenizer_config.json"})
+        QVERIFY(QFile::copy(dataPath("tokenizers/unigram/") + f, bytes + "/" + f));
+    QFile::remove(out);
+    const CliResult refused = runCli({"save", "--model", bytes, "--out", out});
+    QCOMPARE(refused.code, 1);
+    QVERIFY2(refused.err.contains("tokenizer: its own gives"), qPrintable(refused.err));
+    QVERIFY(!QFile::exists(out));
 }
 
 // A tokenizer that is not a byte-level BPE (Mistral's tokenizer.json: SentencePiece's BPE with byte fallback) with no

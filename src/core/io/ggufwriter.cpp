@@ -185,6 +185,15 @@ void GgufWriter::setFloat32s(const std::string &key, const std::vector<float> &v
     set(key, array(Type::Float32, std::vector<double>(values.begin(), values.end())));
 }
 
+void GgufWriter::setBytes(const std::string &key, const std::string &bytes)
+{
+    std::vector<uint64_t> values;
+    values.reserve(bytes.size());
+    for (const unsigned char b : bytes)
+        values.push_back(b);
+    set(key, array(Type::UInt8, std::move(values)));
+}
+
 void GgufWriter::addTensor(const std::string &name, const Shape &shape, GgmlType type, std::string bytes)
 {
     const GgmlTypeInfo &info = ggmlTypeInfo(type);

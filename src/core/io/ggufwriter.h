@@ -21,6 +21,7 @@ public:
     void setStrings(const std::string &key, const std::vector<std::string> &values);
     void setInt32s(const std::string &key, const std::vector<int32_t> &values);
     void setFloat32s(const std::string &key, const std::vector<float> &values);
+    void setBytes(const std::string &key, const std::string &bytes); // an array of uint8
     // A value as a GgufFile read it (a key copied from another file).
     void set(const std::string &key, const GgufValue &value);
 

@@ -250,6 +250,12 @@ void tokenizerKeys(GgufWriter &w, const Model &m)
             w.setUInt32("tokenizer.ggml.unknown_token_id", uint32_t(v.unknown));
         w.setBool("tokenizer.ggml.add_bos_token", v.addBos);
         w.setBool("tokenizer.ggml.add_eos_token", v.addEos);
+        if (v.model == "t5") {
+            w.setBool("tokenizer.ggml.add_space_prefix", v.addSpacePrefix);
+            w.setBool("tokenizer.ggml.remove_extra_whitespaces", v.removeExtraWhitespaces);
+            if (!v.charsmap.empty())
+                w.setBytes("tokenizer.ggml.precompiled_charsmap", v.charsmap);
+        }
         return;
     }
     std::vector<std::string> tokens;

@@ -45,6 +45,10 @@ struct GgufVocabulary
     std::vector<std::string> merges; // 'gpt2': "left right", best first
     int64_t bos = -1, eos = -1, unknown = -1; // −1: none
     bool addBos = false, addEos = false;
+    // 't5' (SentencePiece's Unigram): the normaliser's precompiled_charsmap, add_dummy_prefix and
+    // remove_extra_whitespaces
+    std::string charsmap;
+    bool addSpacePrefix = true, removeExtraWhitespaces = true;
 };
 
 // A Hugging Face directory's tokenizer as llama.cpp's converter writes it. A byte-level BPE (tokenizer.json, or
@@ -52,7 +56,8 @@ struct GgufVocabulary
 // or user-defined ones, ids the tokenizer leaves free as "[PAD{id}]", the merges, and the pre-tokenizer named after
 // its pattern (GPT-2's "gpt-2", Llama 3's "llama-bpe", Qwen2's "qwen2"); BOS and EOS from tokenizer_config.json, BOS
 // added where it or the post-processor says. Else a SentencePiece model (tokenizer.model, spiece.model) as 'llama'
-// (_set_vocab_sentencepiece): its pieces, scores and types, rows past them as unused "[PAD{id}]", its BOS, EOS and
+// (_set_vocab_sentencepiece), or a Unigram one as 't5' with its normaliser (T5Model.set_vocab): its pieces, scores and
+// types, rows past them as unused "[PAD{id}]", its BOS, EOS and
 // unknown token, BOS and EOS added as the directory's tokenizer adds them. Throws atlas::Error naming the file and
 // the key for another tokenizer, pattern or normalizer, or a token whose id the model has no row for.
 GgufVocabulary huggingFaceGgufVocabulary(const std::string &directory, int64_t vocabSize);
