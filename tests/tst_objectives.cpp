@@ -277,6 +277,19 @@ private slots:
         const float after = trainer->evaluate(32).loss;
         QVERIFY2(before > 4.0f && after < 1.0f, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
 
+        // A fine-tuning run without a learning rate takes fine-tuning's; one given is kept.
+        TrainingRun plain;
+        plain.from = "austen-mlm";
+        applyFineTuningLearningRate(plain, false);
+        QCOMPARE(plain.options.learningRate, TrainOptions::kFineTuningLearningRate);
+        plain.options.learningRate = 1e-3f;
+        applyFineTuningLearningRate(plain, true);
+        QCOMPARE(plain.options.learningRate, 1e-3f);
+        plain.from.clear();
+        plain.options.learningRate = TrainOptions {}.learningRate;
+        applyFineTuningLearningRate(plain, false);
+        QCOMPARE(plain.options.learningRate, TrainOptions {}.learningRate);
+
         const std::vector<std::string> starts = startingModels(*task);
         QVERIFY(std::find(starts.begin(), starts.end(), "austen-mlm") != starts.end());
         QVERIFY(std::find(starts.begin(), starts.end(), "austen") == starts.end()); // causal

@@ -568,7 +568,10 @@ private slots:
         QVERIFY(from && layers && header);
         QVERIFY(from->findData("austen-mlm") > 0);
         QCOMPARE(from->findData("austen"), -1); // causal: it cannot read the task both ways
+        auto *rate = panel.findChild<QDoubleSpinBox *>("trainLearningRate");
+        QCOMPARE(float(rate->value()), TrainOptions {}.learningRate);
         from->setCurrentIndex(from->findData("austen-mlm"));
+        QCOMPARE(float(rate->value()), TrainOptions::kFineTuningLearningRate); // left at the default: fine-tuning's
         QVERIFY(!layers->isEnabled());
         QCOMPARE(header->text(), QString("Model: fine-tuned from austen-mlm"));
         click(panel, "trainStart");
@@ -591,6 +594,7 @@ private slots:
         task->setCurrentIndex(task->findData("reverse"));
         QCOMPARE(from->currentData().toString(), QString());
         QVERIFY(layers->isEnabled());
+        QCOMPARE(float(rate->value()), TrainOptions {}.learningRate);
 
         LessonAction lesson;
         lesson.kind = LessonAction::Kind::Train;

@@ -43,6 +43,7 @@ TrainingRun newRun(const Arguments &args, const std::optional<MemoryOptions> &me
     for (const TrainingRunOption &o : trainingRunOptions())
         if (args.has(o.name) || args.flag(o.name))
             setTrainingRunOption(run, o.name, args.flag(o.name) ? "true" : args.value(o.name), "option --" + o.name);
+    applyFineTuningLearningRate(run, args.has("lr"));
     if (memory)
         run.options.memory = *memory;
     return run;

@@ -21,6 +21,7 @@
 #include <QSpinBox>
 
 #include <algorithm>
+#include <cmath>
 
 namespace atlas {
 
@@ -135,6 +136,14 @@ void TrainSettings::createControls()
     });
     // The summary's memory follows the strategy too (reversible blocks also change the model).
     connect(m_architecture, &ArchitectureBox::changed, this, &TrainSettings::showShape);
+    // Starting from a model, the learning rate left at a new run's default becomes fine-tuning's, and back.
+    connect(m_architecture, &ArchitectureBox::changed, this, [this] {
+        const bool fineTuning = !m_architecture->startingModel().isEmpty();
+        const double from = fineTuning ? TrainOptions {}.learningRate : TrainOptions::kFineTuningLearningRate,
+                     to = fineTuning ? TrainOptions::kFineTuningLearningRate : TrainOptions {}.learningRate;
+        if (std::abs(m_learningRate->value() - from) < 1e-9)
+            m_learningRate->setValue(to);
+    });
     connect(m_memory, &QComboBox::currentIndexChanged, this, [this] {
         m_checkpointEvery->setEnabled(m_memory->currentData().toString() == QStringLiteral("checkpoint"));
         allowLayerDrop();
@@ -210,13 +219,14 @@ void TrainSettings::restore()
     for (QComboBox *box : {m_task, m_memory})
         if (const int i = box->findData(s.value(box->objectName())); i >= 0 && box->isEnabled())
             box->setCurrentIndex(i);
+    // The model before the fields: starting from a model changes the learning rate the fields then set.
+    m_architecture->setOptions(ArchitectureBox::parseOptionsText(s.value("model").toString()));
     for (QSpinBox *spin : {m_steps, m_batch, m_seed, m_evalEvery, m_checkpointEvery, m_ffnChunks, m_warmup})
         if (spin->isEnabled()) // disabled: what the task or the strategy allows (allowMemoryOptions)
             spin->setValue(s.value(spin->objectName(), spin->value()).toInt());
     for (QDoubleSpinBox *spin : {m_learningRate, m_layerDrop, m_weightDecay})
         if (spin->isEnabled())
             spin->setValue(s.value(spin->objectName(), spin->value()).toDouble());
-    m_architecture->setOptions(ArchitectureBox::parseOptionsText(s.value("model").toString()));
     m_architecture->setExpanded(s.value("modelExpanded", false).toBool());
     showShape();
 }
@@ -304,6 +314,7 @@ void TrainSettings::showLessonRun(const LessonAction &action)
     const TrainingRun run = lessonTrainingRun(action);
     if (const int task = m_task->findData(QString::fromStdString(run.task)); task >= 0)
         m_task->setCurrentIndex(task);
+    m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried; before the rate
     m_steps->setValue(run.options.steps);
     m_batch->setValue(run.options.batch);
     m_seed->setValue(int(run.options.seed));
@@ -315,7 +326,6 @@ void TrainSettings::showLessonRun(const LessonAction &action)
     m_weightDecay->setValue(run.options.weightDecay);
     if (run.reversible) // the panel's reversible blocks come with the reversible strategy
         m_memory->setCurrentIndex(m_memory->findData(QStringLiteral("reversible")));
-    m_architecture->setOptions(action.trainOptions); // the lesson's model, not the one last tried
 }
 
 int TrainSettings::evalEvery() const

@@ -416,8 +416,12 @@ TrainingRun lessonTrainingRun(const LessonAction &action)
     if (action.count > 0)
         run.options.steps = action.count;
     run.options.seed = uint64_t(action.seed);
-    for (const auto &[key, value] : action.trainOptions)
+    bool learningRateGiven = false;
+    for (const auto &[key, value] : action.trainOptions) {
         setTrainingRunOption(run, key, value, "train: " + key);
+        learningRateGiven = learningRateGiven || key == "lr";
+    }
+    applyFineTuningLearningRate(run, learningRateGiven);
     return run;
 }
 

@@ -67,7 +67,8 @@ std::vector<TrainingRunOption> makeTable()
             .valueName = "LR",
             .help = "the peak learning rate of AdamW: a linear warm-up to it, then a cosine decay to a tenth of it at "
                     "the last step (default "
-                + numberText(defaults.learningRate) + ")",
+                + numberText(defaults.learningRate) + "; " + numberText(TrainOptions::kFineTuningLearningRate)
+                + " with from)",
             .group = G::Run,
             .kind = K::Number,
             .low = 1e-12,

@@ -149,6 +149,12 @@ ModelConfig startingConfig(const TrainingRun &run, const Task &task)
 
 } // namespace
 
+void applyFineTuningLearningRate(TrainingRun &run, bool learningRateGiven)
+{
+    if (!run.from.empty() && !learningRateGiven)
+        run.options.learningRate = TrainOptions::kFineTuningLearningRate;
+}
+
 std::string startingModelProblem(const ModelConfig &model, const Task &task)
 {
     const ModelConfig wanted = task.modelConfig();

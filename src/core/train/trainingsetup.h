@@ -51,6 +51,9 @@ struct TrainingRun
 // as text, which a task reading a corpus through its tokenizer takes a moment to make the first time; the Train
 // panel's checks on the GUI thread leave it out (the run's worker makes it).
 ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample = true);
+// A fine-tuning run (`from` set) whose learning rate was not given takes TrainOptions::kFineTuningLearningRate;
+// `train`, a lesson's train action and the Train panel all apply it.
+void applyFineTuningLearningRate(TrainingRun &run, bool learningRateGiven);
 // Why a run of `task` cannot start from a model of config `model` (fine-tuning: TrainingRun::from); empty when it can.
 std::string startingModelProblem(const ModelConfig &model, const Task &task);
 // The built-in models a run of `task` can start from, in builtinModels()' order.
