@@ -324,7 +324,8 @@ private slots:
 
     // Fine-tuning, as docs/models.md and lesson 30 state: austen-mlm-typos answers 90.8 % of the held-out asked letters
     // right, and in the novel's first line with "fortune" spelt "fortane" it answers n at the a (91 %), where
-    // austen-mlm, never asked, copies the a it sees (98 %); and it is wrong where lesson 30 says.
+    // austen-mlm, never asked, copies the a it sees (98 %) and names u behind a [MASK] (99 %); and it is wrong where
+    // lesson 30 says.
     void austenMlmTyposTagsTheMisspeltLetter()
     {
         ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
@@ -344,6 +345,9 @@ private slots:
         QVERIFY2(outputAt("austen-mlm-typos", text, a, 'n') > 0.8, "the misspelt letter");
         QVERIFY2(outputAt("austen-mlm-typos", text, a - 4, 'n') < 0.3, "the word's first letter");
         QVERIFY2(outputAt("austen-mlm", text, a, 'a') > 0.9, "the pretrained head copies");
+        std::string masked = text; // behind a [MASK] the pretrained model names the novel's letter
+        masked.replace(size_t(a), 1, "[MASK]");
+        QVERIFY2(outputAt("austen-mlm", masked, a, 'u') > 0.9, "the masked letter");
         // Where it goes wrong (the lesson's last step): habet's e missed, the b beside it and unkind's d flagged.
         const std::string habet = "She was not in the habet of taking unkind liberties with her sister.";
         QCOMPARE(habet.substr(21, 2) + habet.substr(40, 1), std::string("bed"));

@@ -111,6 +111,14 @@ private slots:
             "--experts", "100000"} << "--experts: 100000 is out of range";
         QTest::newRow("train experts -3") << QStringList {"train", "--task", "reverse", "--out", "@DIR@/t", "--experts",
             "-3"} << "--experts: -3 is out of range";
+        QTest::newRow("fine-tune into the start model") << QStringList {"train", "--task", "typos", "--from",
+            "austen-mlm", "--out", ATLAS_SOURCE_DIR "/resources/models/austen-mlm", "--steps", "1"}
+                                                        << "is the model --from starts from: the run would replace it";
+        QTest::newRow("fine-tune a causal model on an encoder's task")
+            << QStringList {"train", "--task", "typos", "--from", "austen", "--out", "@DIR@/t"}
+            << "from austen: task typos reads the text both ways, and the model is causal";
+        QTest::newRow("fine-tune with a shape") << QStringList {"train", "--task", "typos", "--from", "austen-mlm",
+            "--out", "@DIR@/t", "--heads", "2"} << "the model fixes the shape and layout; leave heads out";
         QTest::newRow("train an encoder's layout on a causal task") << QStringList {"train", "--task", "reverse",
             "--out", "@DIR@/t", "--family", "bert"} << "family bert: BERT's layout is a bidirectional encoder";
         QTest::newRow("new-model t5 with K/V heads")

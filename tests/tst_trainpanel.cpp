@@ -573,6 +573,8 @@ private slots:
         from->setCurrentIndex(from->findData("austen-mlm"));
         QCOMPARE(float(rate->value()), TrainOptions::kFineTuningLearningRate); // left at the default: fine-tuning's
         QVERIFY(!layers->isEnabled());
+        header->setChecked(true); // the section open: only the start model's field is left
+        QVERIFY(from->isVisibleTo(&panel) && !layers->isVisibleTo(&panel));
         QCOMPARE(header->text(), QString("Model: fine-tuned from austen-mlm"));
         click(panel, "trainStart");
         QTRY_COMPARE_WITH_TIMEOUT(panel.worker()->state(), State::Finished, kComputeWaitFactor * 10000);
@@ -593,7 +595,7 @@ private slots:
         auto *task = panel.findChild<QComboBox *>("trainTask"); // a causal task: austen-mlm is no start
         task->setCurrentIndex(task->findData("reverse"));
         QCOMPARE(from->currentData().toString(), QString());
-        QVERIFY(layers->isEnabled());
+        QVERIFY(layers->isEnabled() && layers->isVisibleTo(&panel));
         QCOMPARE(float(rate->value()), TrainOptions {}.learningRate);
 
         LessonAction lesson;

@@ -1,5 +1,6 @@
 #include "arguments.h"
 #include "commands.h"
+#include "model/builtinmodels.h"
 #include "train/checkpointdirectory.h"
 #include "train/trainingsetup.h"
 #include "util/error.h"
@@ -85,6 +86,11 @@ int trainCommand(const CommandArgs &argv)
     } else {
         run = newRun(args, memory);
         trainingModelConfig(*run); // a model the layouts do not have is refused before --out is made
+        std::error_code same;
+        if (!run->from.empty() && std::filesystem::equivalent(resolveModel(run->from), out, same))
+            throw Error("--out " + out
+                + " is the model --from starts from: the run would replace it; give another "
+                  "directory");
     }
     // Before the first step, not at the first save: a read-only --out fails now.
     const CheckpointDirectory checkpoints(out);

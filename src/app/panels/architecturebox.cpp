@@ -51,11 +51,12 @@ QComboBox *comboBox(const std::string &key, const std::vector<std::pair<QString,
     return c;
 }
 
-void addSection(QGridLayout *grid, int &row, const QString &text)
+QLabel *addSection(QGridLayout *grid, int &row, const QString &text)
 {
     auto *label = new QLabel(QStringLiteral("<b>%1</b>").arg(text), grid->parentWidget());
     label->setContentsMargins(0, 4, 0, 0);
     grid->addWidget(label, row++, 0, 1, 2);
+    return label;
 }
 
 } // namespace
@@ -107,7 +108,10 @@ void ArchitectureBox::addField(
 {
     control->setObjectName(QString::fromStdString("trainModel-" + key));
     m_fields.push_back({key, control, currentText({key, control, {}})});
-    grid->addWidget(fieldLabel(label, control), row, 0);
+    QLabel *name = fieldLabel(label, control);
+    grid->addWidget(name, row, 0);
+    if (key != "from")
+        m_layoutRows.insert(m_layoutRows.end(), {name, control});
     allowNarrow(control);
     grid->addWidget(control, row++, 1);
 }
@@ -115,9 +119,9 @@ void ArchitectureBox::addField(
 void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
-    addSection(grid, row, tr("Weights"));
+    addSection(grid, row, tr("Weights")); // the one section a fine-tuning run shows
     addField(grid, row, "from", tr("Start &from"), comboBox("from", {{tr("random weights"), QString()}}, box));
-    addSection(grid, row, tr("Shape"));
+    m_layoutRows.push_back(addSection(grid, row, tr("Shape")));
     addField(grid, row, "layers", tr("La&yers"), spinBox("layers", tr("task's"), box));
     addField(grid, row, "heads", tr("Heads"), spinBox("heads", tr("task's"), box));
     addField(grid, row, "d-model", tr("d_model"), spinBox("d-model", tr("task's"), box));
@@ -134,7 +138,7 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
 void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
-    addSection(grid, row, tr("Attention"));
+    m_layoutRows.push_back(addSection(grid, row, tr("Attention")));
     std::vector<std::pair<QString, QString>> positions {{tr("task's"), QString()}};
     for (const std::string &name : positionKindNames())
         positions.emplace_back(QString::fromStdString(name), QString::fromStdString(name));
@@ -161,14 +165,14 @@ void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
 void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
-    addSection(grid, row, tr("Feed-forward"));
+    m_layoutRows.push_back(addSection(grid, row, tr("Feed-forward")));
     addField(grid, row, "experts", tr("E&xperts"), spinBox("experts", tr("dense"), box, Special::Lowest));
     addField(grid, row, "expert-top-k", tr("Experts a token"), spinBox("expert-top-k", QString(), box));
     auto *capacity = doubleSpinBox("capacity-factor", 0.25, 2, true, box);
     capacity->setSpecialValueText(tr("1.25 (default)"));
     addField(grid, row, "capacity-factor", tr("Capacity factor"), capacity);
 
-    addSection(grid, row, tr("Sequence length"));
+    m_layoutRows.push_back(addSection(grid, row, tr("Sequence length")));
     auto *funnel = new QLineEdit(box);
     funnel->setPlaceholderText(tr("off, or groups: 2,2"));
     funnel->setValidator(new QRegularExpressionValidator(QRegularExpression("[0-9]*(,[0-9]*)*"), funnel));
@@ -179,7 +183,7 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
     retention->setSpecialValueText(tr("off"));
     addField(grid, row, "token-retention", tr("Token retention"), retention);
 
-    addSection(grid, row, tr("Embeddings"));
+    m_layoutRows.push_back(addSection(grid, row, tr("Embeddings")));
     auto *scale = new QCheckBox(tr("Scale by √d_model"), box);
     scale->setToolTip(trainingOptionTip("scale-embeddings"));
     addField(grid, row, "scale-embeddings", tr("Embeddings"), scale);
@@ -349,6 +353,8 @@ void ArchitectureBox::updateEnabled()
         return nullptr;
     };
     const bool fineTuning = !startingModel().isEmpty();
+    for (QWidget *w : m_layoutRows) // the start model's layout is the run's: nothing to change
+        w->setVisible(!fineTuning);
     for (const Field &f : m_fields) {
         if (f.key != "from")
             f.control->setEnabled(!fineTuning);

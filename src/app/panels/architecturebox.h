@@ -69,6 +69,8 @@ private:
     QToolButton *m_header = nullptr;
     QWidget *m_controls = nullptr;
     std::vector<Field> m_fields;
+    std::vector<QWidget *>
+        m_layoutRows; // the sections, labels and fields but the start model's, hidden while fine-tuning
 };
 
 } // namespace atlas

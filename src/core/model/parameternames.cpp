@@ -364,7 +364,9 @@ std::map<std::string, std::string> ggufParameterNames(const ModelConfig &c)
         ? std::vector<std::pair<names::Stack, int>> {{names::kEncoderStack, c.encoderLayers},
             {names::kDecoderStack, c.layers}}
         : std::vector<std::pair<names::Stack, int>> {{names::kOnlyStack, c.layers}};
-    for (const auto &[stack, layers] : stacks) {
+    for (const auto &entry : stacks) { // named, not a structured binding: clang 14's lambdas cannot capture one
+        const names::Stack &stack = entry.first;
+        const int layers = entry.second;
         if (stack == names::kEncoderStack)
             tryAdd([&] { return modelParameter(c, ModelPart::FinalNorm, stack); },
                 [&] { return ggufModelParameter(c, ModelPart::FinalNorm, stack); });
