@@ -56,12 +56,27 @@ private:
 
 namespace {
 
-QJsonObject savedJson(const QString &file)
+// A JSON file under tests/data.
+QJsonObject dataJson(const QString &file)
 {
-    QFile f(dataPath("gguf/saved/" + file));
+    QFile f(dataPath(file));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(f.fileName()));
     return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QJsonObject savedJson(const QString &file)
+{
+    return dataJson("gguf/saved/" + file);
+}
+
+// A reference's list of token ids.
+std::vector<int> idsOf(const QJsonArray &ids)
+{
+    std::vector<int> out;
+    for (const QJsonValue &id : ids)
+        out.push_back(id.toInt());
+    return out;
 }
 
 QJsonObject saveNamed(const QString &file)
@@ -424,9 +439,7 @@ void TestGgufSave::savesAHuggingFaceTokenizer()
     const auto fromFile = HuggingFaceTokenizer::fromGguf(out.toStdString());
     const auto fromDirectory = tokenizerForDirectory(model.toStdString());
     for (qsizetype i = 0; i < texts.size(); ++i) {
-        std::vector<int> llamaCpp;
-        for (const QJsonValue &id : ids[i].toArray())
-            llamaCpp.push_back(id.toInt());
+        const std::vector<int> llamaCpp = idsOf(ids[i].toArray());
         const std::string text = texts[i].toString().toStdString();
         QCOMPARE(fromFile->encode(text), llamaCpp);
         QCOMPARE(fromDirectory->encode(text), llamaCpp);
@@ -464,17 +477,13 @@ void TestGgufSave::savesAT5Tokenizer()
     QVERIFY(file.boolean("tokenizer.ggml.add_space_prefix"));
     QVERIFY(file.boolean("tokenizer.ggml.remove_extra_whitespaces"));
     QVERIFY(file.byteArray("tokenizer.ggml.precompiled_charsmap").size() > 100000); // NFKC's rules, compiled
-    QFile reference(dataPath("tokenizers/unigram_t5/llama-ids.json"));
-    QVERIFY(reference.open(QIODevice::ReadOnly));
-    const QJsonObject ids = QJsonDocument::fromJson(reference.readAll()).object();
+    const QJsonObject ids = dataJson("tokenizers/unigram_t5/llama-ids.json");
     const QJsonArray texts = ids["texts"].toArray(), expected = ids["ids"].toArray();
     QCOMPARE(texts.size(), expected.size());
     const auto fromFile = HuggingFaceTokenizer::fromGguf(out.toStdString());
     const auto fromDirectory = tokenizerForDirectory(model.toStdString());
     for (qsizetype i = 0; i < texts.size(); ++i) {
-        std::vector<int> llamaCpp;
-        for (const QJsonValue &id : expected[i].toArray())
-            llamaCpp.push_back(id.toInt());
+        const std::vector<int> llamaCpp = idsOf(expected[i].toArray());
         const std::string text = texts[i].toString().toStdString();
         QCOMPARE(fromFile->encode(text), llamaCpp);
         if (text.find("</s>") == std::string::npos)
@@ -492,18 +501,12 @@ void TestGgufSave::savesAT5Tokenizer()
         QVERIFY(QFile::copy(dataPath("tokenizers/unigram_t5/") + f, t5 + "/" + f));
     const CliResult savedT5 = runCli({"save", "--model", t5, "--out", t5File});
     QVERIFY2(savedT5.code == 0, qPrintable(savedT5.err));
-    QFile logits(dataPath("tokenizers/unigram_t5/llama-t5-logits.json"));
-    QVERIFY(logits.open(QIODevice::ReadOnly));
-    const QJsonObject llama = QJsonDocument::fromJson(logits.readAll()).object();
+    const QJsonObject llama = dataJson("tokenizers/unigram_t5/llama-t5-logits.json");
     const auto fileModel = std::make_shared<const Model>(Model::load(t5File.toStdString()));
     Input input;
     input.source = tokenizerForModel(*fileModel)->encodeWithSpecialTokens(texts[0].toString().toStdString());
-    for (const QJsonValue &id : llama["tokens"].toArray())
-        input.tokens.push_back(id.toInt());
-    std::vector<int> source;
-    for (const QJsonValue &id : llama["source"].toArray())
-        source.push_back(id.toInt());
-    QCOMPARE(input.source, source);
+    input.tokens = idsOf(llama["tokens"].toArray());
+    QCOMPARE(input.source, idsOf(llama["source"].toArray()));
     Engine engine(fileModel, input);
     engine.runToEnd();
     const auto ours = engine.trace().tensor("logits").matrix();
