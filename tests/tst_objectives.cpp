@@ -2,6 +2,7 @@
 // tolerances over many seeds; T5's span corruption round-trips (filling the sentinels with the targets gives the text
 // back) with the noise and span counts of its definition; the prefix LM's and next token's masks and targets.
 #include "errortesting.h"
+#include "io/atomicfile.h"
 #include "model/builtinmodels.h"
 #include "testbundle.h"
 #include "train/corpus.h"
@@ -10,12 +11,14 @@
 #include "train/trainingsetup.h"
 #include "util/error.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
 #include <cctype>
 
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -304,6 +307,20 @@ private slots:
         run.layers = 2;
         QCOMPARE(errorFrom([&] { trainingModelConfig(run, false); }),
             QString("from austen-mlm: the model fixes the shape and layout; leave layers out"));
+
+        // The start model's configuration is kept while its files are unchanged, and read again when they change.
+        QTemporaryDir dir;
+        const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "start";
+        std::filesystem::copy(resolveModel("austen-mlm"), copy);
+        run.layers = 0;
+        run.from = copy.string();
+        QCOMPARE(trainingModelConfig(run, false).context, loadModel("austen-mlm")->config.context);
+        ModelConfig shorter = loadModel("austen-mlm")->config;
+        shorter.context = 64;
+        writeFileAtomically((copy / "config.json").string(), shorter.toJson());
+        QCOMPARE(errorFrom([&] { trainingModelConfig(run, false); }),
+            QString::fromStdString("from " + copy.string()
+                + ": task typos writes examples of up to 128 tokens, and the model's context is 64"));
     }
 
     void nextTokenAndTheMasksOfTheEncoderObjectives()

@@ -1,5 +1,6 @@
 #include "train/trainingsetup.h"
 
+#include "io/atomicfile.h"
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "model/builtinmodels.h"
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 namespace atlas {
 
@@ -135,13 +138,36 @@ ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
     return config;
 }
 
+// The configuration of the model `from` names, as loading it gives (a Hugging Face BERT's or T5's depends on the
+// names of its weights and on its tokenizer), kept while its files are unchanged: the Train panel asks again at every
+// field's change, on the GUI thread.
+ModelConfig startModelConfig(const std::string &from)
+{
+    const std::string where = resolveModel(from);
+    std::string stamp = fileStamp(where);
+    if (std::filesystem::is_directory(where))
+        for (const char *file : {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"})
+            stamp += std::string(",") + fileStamp((std::filesystem::path(where) / file).string());
+    static std::mutex mutex;
+    static std::map<std::string, std::pair<std::string, ModelConfig>> loaded; // where -> stamp, config
+    {
+        const std::lock_guard lock(mutex);
+        if (auto it = loaded.find(where); it != loaded.end() && it->second.first == stamp)
+            return it->second.second;
+    }
+    ModelConfig config = loadModel(from)->config;
+    const std::lock_guard lock(mutex);
+    loaded.insert_or_assign(where, std::pair {stamp, config});
+    return config;
+}
+
 // The model run.from names, checked to read the task's examples as the task's own model would.
 ModelConfig startingConfig(const TrainingRun &run, const Task &task)
 {
     for (const TrainingRunOption &o : trainingRunOptions())
         if (o.group == TrainingRunOption::Group::Model && o.name != "from" && isTrainingRunOptionSet(run, o))
             throw Error("from " + run.from + ": the model fixes the shape and layout; leave " + o.name + " out");
-    ModelConfig config = loadModel(run.from)->config;
+    ModelConfig config = startModelConfig(run.from);
     if (const std::string problem = startingModelProblem(config, task); !problem.empty())
         throw Error("from " + run.from + ": " + problem);
     return config;
