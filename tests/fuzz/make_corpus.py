@@ -44,6 +44,8 @@ def main():
         put("npy", os.path.basename(path), read(path))
     for path in sorted(glob.glob("tests/data/*/config.json") + glob.glob("resources/models/*/config.json")):
         put("config", path.replace("/", "_"), read(path))
+    for path in ["tests/data/tokenizers/unigram_t5/spiece.model", "tests/data/tokenizers/spm_bpe/tokenizer.model"]:
+        put("sentencepiecespec", path.split("/")[3] + ".model", read(path))
     put("checkpointindex", "qwen2_tiny.index.json", read("tests/data/qwen2_tiny/model.safetensors.index.json"))
     for path in sorted(glob.glob("docs/examples/*.json")):
         put("viewspec", os.path.basename(path), read(path))
