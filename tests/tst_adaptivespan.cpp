@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "errortesting.h"
+#include "generatortesting.h"
 #include "io/npy.h"
 #include "ops/ops.h"
 #include "tensortesting.h"
@@ -219,17 +220,7 @@ void TestAdaptiveSpan::checkpointingGivesTheSameGradients()
 void TestAdaptiveSpan::generatorAgreesWithTheProgram()
 {
     std::shared_ptr<const Model> model = spanModel(0.0f);
-    Generator g(model, std::vector<int> {3, 17, 42});
-    for (int k = 0; k < 15; ++k)
-        g.generate();
-    Engine engine(model, {g.tokens(), {}});
-    engine.runToEnd();
-    const Tensor &logits = engine.trace().tensor("logits");
-    const int64_t V = logits.dim(1), last = logits.dim(0) - 1;
-    Tensor want({V}), got({V});
-    std::copy(logits.data() + last * V, logits.data() + (last + 1) * V, want.data());
-    std::copy(g.lastLogits().data(), g.lastLogits().data() + V, got.data());
-    const QString why = testing::compareToReference("cached logits", got, want, 1e-4);
+    const QString why = testing::cachedLogitsAgainstProgram(model, {3, 17, 42}, 15);
     QVERIFY2(why.isEmpty(), qPrintable(why));
 }
 

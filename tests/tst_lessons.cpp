@@ -72,7 +72,7 @@ private slots:
             classMinutes += lesson.minutes;
         }
         endClass();
-        QCOMPARE(classes, 10);
+        QCOMPARE(classes, 11);
         QStringList sorted = linked;
         sorted.sort();
         QCOMPARE(sorted, lessonNames());

@@ -8,6 +8,7 @@
 #include "errortesting.h"
 #include "model/builtinmodels.h"
 #include "referencetesting.h"
+#include "tensortesting.h"
 #include "testbundle.h"
 
 #include <QDir>
@@ -28,7 +29,7 @@ using namespace atlas::testing;
 namespace {
 
 // float32's rounding through a few layers of a tiny model, against float64.
-bool near(double got, double want)
+bool attributionNear(double got, double want)
 {
     return std::abs(got - want) <= 2e-5 + 2e-5 * std::abs(want);
 }
@@ -91,14 +92,14 @@ private slots:
             const LogitAttribution got = attribute(engine, *m, input,
                 {want.value("position").toInt(), want.value("target").toInt(), want.value("contrast").toInt()});
             const QString where = QString("%1 at position %2").arg(model).arg(want.value("position").toInt());
-            QVERIFY2(near(got.embedding, want.value("embedding").toDouble()), qPrintable(where));
+            QVERIFY2(attributionNear(got.embedding, want.value("embedding").toDouble()), qPrintable(where));
             const auto compareHeads = [&](const char *key, const std::vector<double> &heads) {
                 const QJsonArray layers = want.value(key).toArray();
                 QCOMPARE(layers.size(), got.layers);
                 for (int l = 0; l < got.layers; ++l)
                     for (int h = 0; h < got.heads; ++h) {
                         const double w = layers[l].toArray()[h].toDouble(), g = heads[size_t(l * got.heads + h)];
-                        QVERIFY2(near(g, w),
+                        QVERIFY2(attributionNear(g, w),
                             qPrintable(QString("%1: %2 layer %3 head %4: %5, PyTorch %6")
                                            .arg(where, key)
                                            .arg(l)
@@ -112,14 +113,14 @@ private slots:
             if (got.crossAttention)
                 compareHeads("cross.heads", got.crossHeads);
             for (int l = 0; l < got.layers; ++l) {
-                QVERIFY2(
-                    near(got.attentionBias[size_t(l)], want.value("bias").toArray()[l].toDouble()), qPrintable(where));
-                QVERIFY2(
-                    near(got.feedForward[size_t(l)], want.value("mlp").toArray()[l].toDouble()), qPrintable(where));
+                QVERIFY2(attributionNear(got.attentionBias[size_t(l)], want.value("bias").toArray()[l].toDouble()),
+                    qPrintable(where));
+                QVERIFY2(attributionNear(got.feedForward[size_t(l)], want.value("mlp").toArray()[l].toDouble()),
+                    qPrintable(where));
             }
-            QVERIFY(near(got.normShift, want.value("norm_shift").toDouble()));
-            QVERIFY2(near(got.modelLogit, want.value("logit").toDouble()), qPrintable(where));
-            QVERIFY2(near(got.sum, got.modelLogit), qPrintable(where));
+            QVERIFY(attributionNear(got.normShift, want.value("norm_shift").toDouble()));
+            QVERIFY2(attributionNear(got.modelLogit, want.value("logit").toDouble()), qPrintable(where));
+            QVERIFY2(attributionNear(got.sum, got.modelLogit), qPrintable(where));
             QVERIFY(got.streamGap < 1e-5);
         }
     }
@@ -144,7 +145,7 @@ private slots:
             const QString name = QString::fromStdString(b.name);
             if (!why.empty()) {
                 QVERIFY2(m->config.layerNorm == LayerNormPlacement::Post || m->config.reversible
-                        || m->config.funnel.active() || m->config.family == Family::Bert,
+                        || m->config.funnel.active() || m->config.family == Family::Bert || m->config.act,
                     qPrintable(name + ": " + QString::fromStdString(why)));
                 QVERIFY(
                     errorFrom([&] { (void)attribute(engine, *m, input, {}); }).contains("direct logit attribution"));

@@ -137,7 +137,11 @@ private slots:
                 }
                 continue;
             }
-            setTrainingRunOption(run, needed->name, needed->kind == TrainingRunOption::Kind::Text ? "2,2" : "2", "t");
+            setTrainingRunOption(run, needed->name,
+                needed->kind == TrainingRunOption::Kind::Text       ? "2,2"
+                    : needed->kind == TrainingRunOption::Kind::Flag ? "true"
+                                                                    : "2",
+                "t");
             QCOMPARE(errorFrom([&] { checkTrainingRunOptionsNeeded(run); }), QString());
         }
         QVERIFY(needing >= 5);

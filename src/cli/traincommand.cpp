@@ -30,6 +30,8 @@ void printProgress(const StepReport &r, int total, const Evaluation *eval)
         std::fprintf(stderr, "  router loss %.4f", r.routerLoss);
     if (r.spanLoss > 0)
         std::fprintf(stderr, "  span penalty %.4f", r.spanLoss);
+    if (r.ponderTime > 0)
+        std::fprintf(stderr, "  ponder %.2f blocks", r.ponderTime);
     if (eval)
         std::fprintf(stderr, "  held-out loss %.4f, token accuracy %.1f%%, exact %.1f%%\n", eval->loss,
             100 * eval->tokenAccuracy, 100 * eval->exactMatch);

@@ -161,7 +161,8 @@ void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
     addField(grid, row, "span-init", tr("Span start"), doubleSpinBox("span-init", 0.1, 2, false, box));
 }
 
-// The feed-forward's experts, the sequence's length (funnel, token retention) and the embeddings' scale.
+// The feed-forward's experts, the sequence's length (funnel, token retention), the depth each token runs (adaptive
+// computation time) and the embeddings' scale.
 void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
 {
     QWidget *box = grid->parentWidget();
@@ -182,6 +183,14 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
     auto *retention = doubleSpinBox("token-retention", 0.05, 2, true, box);
     retention->setSpecialValueText(tr("off"));
     addField(grid, row, "token-retention", tr("Token retention"), retention);
+
+    m_layoutRows.push_back(addSection(grid, row, tr("Depth")));
+    auto *act = new QCheckBox(tr("Halt each token (ACT)"), box);
+    act->setToolTip(trainingOptionTip("act"));
+    addField(grid, row, "act", tr("Adaptive depth"), act);
+    auto *ponder = doubleSpinBox("ponder-cost", 0.001, 4, false, box);
+    ponder->setValue(TrainingRun {}.actPonderCost);
+    addField(grid, row, "ponder-cost", tr("Ponder cost"), ponder);
 
     m_layoutRows.push_back(addSection(grid, row, tr("Embeddings")));
     auto *scale = new QCheckBox(tr("Scale by √d_model"), box);

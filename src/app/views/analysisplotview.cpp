@@ -2,6 +2,7 @@
 
 #include "view/viewanalysis.h"
 #include "views/colormaps.h"
+#include "views/heatmapticks.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 #include "views/plottitle.h"
@@ -326,6 +327,23 @@ QCPLegend *AnalysisPlotView::addPanelLegend(QCPAxisRect *rect, const std::vector
     for (QCPAbstractPlottable *entry : entries)
         entry->addToLegend(legend);
     return legend;
+}
+
+void AnalysisPlotView::setBlockByTokenAxes(QCPAxis *tokens, QCPAxis *blocks, int tokenCount, int layers)
+{
+    if (tokenCount <= 32) {
+        setTokenTicks(
+            tokens, tokenLabels(m_input, tokenCount), tokenCount, std::max(100, plot()->width() * 2 / 5), true, false);
+        tokens->setLabel(tr("token"));
+    } else {
+        tokens->setLabel(tr("position"));
+    }
+    auto blockTicks = QSharedPointer<QCPAxisTickerText>::create();
+    for (int block = 1; block <= layers; block += std::max(1, layers / 12))
+        blockTicks->addTick(block - 1, QString::number(block));
+    blocks->setTicker(blockTicks);
+    blocks->setRangeReversed(false);
+    blocks->setLabel(tr("after block"));
 }
 
 void AnalysisPlotView::setPanelTitle(QCPAxisRect *rect, const QString &text)

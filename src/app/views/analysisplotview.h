@@ -84,6 +84,10 @@ protected:
     void addReferenceLine(QCPAxisRect *rect, Qt::Orientation orientation, double at, const QPen &pen);
     // A legend of `entries` under `rect` (an axis rect from addAxisRect), two a row: never over the data.
     QCPLegend *addPanelLegend(QCPAxisRect *rect, const std::vector<QCPAbstractPlottable *> &entries);
+    // The axes of a map of blocks by tokens from addMatrixMap, row r being block r + 1 drawn bottom-up: each token's
+    // label under its column when there are at most 32 (the map taking two fifths of the plot's width), else
+    // positions; the blocks up the side, "after block".
+    void setBlockByTokenAxes(QCPAxis *tokens, QCPAxis *blocks, int tokenCount, int layers);
     // A panel's title, bold on its top axis (which shows nothing else).
     static void setPanelTitle(QCPAxisRect *rect, const QString &text);
     // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.

@@ -74,7 +74,8 @@ std::vector<NamedPart> largestWriters(const LogitAttribution &a);
 
 // Why the logit cannot be split into direct parts for this model and trace ("" when it can): an output head that
 // is not a norm and a linear map (BERT's masked-LM transform), a residual stream that is not the sum of what was
-// written into it (post-LN blocks, reversible blocks, a funnel), or a trace not run to the end.
+// written into it (post-LN blocks, reversible blocks, a funnel, adaptive computation time), or a trace not run to the
+// end.
 std::string logitAttributionProblem(const ModelConfig &config, const Program &program, const Trace &trace);
 // The attribution at one position. Throws atlas::Error when logitAttributionProblem says why, for a token or position
 // outside the model's range, and when the stream is not the sum of its parts (its gap over 1e-3).

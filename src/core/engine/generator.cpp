@@ -205,6 +205,7 @@ void Generator::feed(int token)
     std::vector<Tensor> streams = {x};
     if (c.reversible)
         streams.push_back(x);
+    std::vector<Tensor> blockOutputs; // adaptive computation time mixes them
     for (int l = 0; l < c.layers; ++l) {
         const BlockWeights &b = m_model->blocks[static_cast<size_t>(l)];
         const BlockRecipe &recipe = m_recipes[size_t(l)];
@@ -254,11 +255,21 @@ void Generator::feed(int token)
         streams.clear();
         for (const std::string &name : recipe.outputs)
             streams.push_back(std::move(local.at(name)));
+        if (c.act)
+            blockOutputs.push_back(streams[0]);
     }
-    if (c.reversible) // X_L = (Y₁ + Y₂) / 2
+    if (c.reversible) { // X_L = (Y₁ + Y₂) / 2
         ops::average_forward(x, streams[0], streams[1]);
-    else
+    } else if (c.act) { // X_act = Σ_n p_n X_n, as the forward pass
+        std::vector<const Tensor *> states;
+        for (const Tensor &s : blockOutputs)
+            states.push_back(&s);
+        Tensor halting({1, c.layers}), weights({1, c.layers}), steps({1}), ponder({1});
+        ops::act_forward(
+            halting, weights, steps, ponder, x, states, m_model->haltingWeight, m_model->haltingBias, c.actEpsilon);
+    } else {
         x = std::move(streams[0]);
+    }
     Tensor lnf({1, D});
     normForward(lnf, x, m_model->lnfWeight, m_model->lnfBias, c);
     lnf.matrix() *= c.outputScale();

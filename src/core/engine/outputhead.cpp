@@ -46,7 +46,7 @@ OutputHead outputHead(const Program &program)
             continue;
         for (const std::string &in : program.ops[size_t(op)].inputs) {
             const int from = program.producerOf(in);
-            if (from >= 0 && program.ops[size_t(from)].layer < 0)
+            if (from >= 0 && program.ops[size_t(from)].layer < 0 && program.ops[size_t(from)].name != "act.out")
                 todo.push_back(from);
             else
                 seeds.insert(in);
@@ -63,6 +63,8 @@ std::vector<std::string> streamsAfter(const OutputHead &head, int layers, int bl
     for (const std::string &seed : head.seeds) {
         if (seed == names::residualStream(head.stack, layers))
             out.push_back(names::residualStream(head.stack, blocks));
+        else if (seed == "act.out")
+            out.push_back(blocks == layers ? seed : names::residualStream(head.stack, blocks));
         else if (seed == names::reversibleStream(layers, 1) || seed == names::reversibleStream(layers, 2))
             out.push_back(names::reversibleStream(blocks, seed == names::reversibleStream(layers, 1) ? 1 : 2));
         else

@@ -19,7 +19,10 @@ namespace atlas {
 struct OutputHead
 {
     std::vector<int> ops; // in program order
-    std::vector<std::string> seeds; // the block outputs it reads: the last residual stream (a reversible model's two)
+    // The block outputs it reads: the last residual stream (a reversible model's two), or adaptive computation time's
+    // mixture of every block's output (act.out), which the head reads as a stream: the logit lens reads the stream
+    // after each block in its place, and the mixture itself after the last.
+    std::vector<std::string> seeds;
     names::Stack stack = names::kOnlyStack;
 };
 

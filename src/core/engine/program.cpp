@@ -396,9 +396,34 @@ void ProgramBuilder::droppedBlock(int i)
         });
 }
 
+std::string ProgramBuilder::adaptiveComputation()
+{
+    const int64_t L = m_c.layers;
+    std::vector<std::string> states;
+    for (int n = 1; n <= m_c.layers; ++n)
+        states.push_back(names::residualStream(m_s, n));
+    const std::string out = "act.out";
+    add(out, "adaptive computation time", -1, states,
+        {{"act.halting", {T, L}, "h_n = σ(w · X_n + b)  (after block n)"},
+            {"act.weights", {T, L},
+                "p_n = h_n before the halting block N, R = 1 − Σ_{n<N} h_n at N, 0 after  (N: the first block with "
+                "Σ h ≥ 1 − ε = "
+                    + formulaNumber(1.0 - double(m_c.actEpsilon)) + ", the last at the latest)"},
+            {"act.steps", {T}, "N"}, {"act.ponder", {T}, "ρ = N + R"}, {out, {T, m_c.dModel}, "X_act = Σ_n p_n X_n"}},
+        [states, L, T = T, D = int64_t(m_c.dModel)](const Model &m, const Input &, const Trace &tr) {
+            std::vector<const Tensor *> in;
+            for (const std::string &name : states)
+                in.push_back(&tr.tensor(name));
+            Outputs o {Tensor({T, L}), Tensor({T, L}), Tensor({T}), Tensor({T}), Tensor({T, D})};
+            ops::act_forward(o[0], o[1], o[2], o[3], o[4], in, m.haltingWeight, m.haltingBias, m.config.actEpsilon);
+            return o;
+        });
+    return out;
+}
+
 void ProgramBuilder::head()
 {
-    std::string last = names::residualStream(m_s, m_c.layers);
+    std::string last = m_c.act ? adaptiveComputation() : names::residualStream(m_s, m_c.layers);
     if (m_c.reversible) {
         const std::string y1 = names::reversibleStream(m_c.layers, 1), y2 = names::reversibleStream(m_c.layers, 2);
         last = names::streamMean();

@@ -122,6 +122,7 @@ public:
     void embeddings();
     void block(int i);
     void droppedBlock(int i);
+    std::string adaptiveComputation(); // ModelConfig::act: the blocks' streams mixed by their halting; returns its name
     void crossAttention(int i, const std::string &in); // from the normalised stream `in` and the encoder's output
     void encoderOutput();
     // `queryIn` non-empty: the queries read it and the keys and values read `in` (a funnel's pooling layer).

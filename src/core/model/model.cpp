@@ -258,6 +258,11 @@ Model Model::random(const ModelConfig &config, uint64_t seed, WeightInit init)
         }
         tensor = conv1d ? transposedMatrix(drawn) : std::move(drawn);
     });
+    // σ(−3) ≈ 0.05: every token starts by running every block (the halting sums to 0.05 (L − 1)), and the ponder cost
+    // teaches it to stop earlier. The Universal Transformer starts at σ(1), halting after two steps; its steps share
+    // one block, which every step trains, but here a block after every token's halt would get no gradient at all.
+    if (config.act)
+        m.haltingBias.values()[0] = -3.0f;
     return m;
 }
 
@@ -410,6 +415,8 @@ template <typename M> auto &ownTensor(M &m, ModelPart part, const names::Stack &
         return bias ? m.poolerBias : m.poolerWeight;
     case ModelPart::NextSentence:
         return bias ? m.nspBias : m.nspWeight;
+    case ModelPart::Halting:
+        return bias ? m.haltingBias : m.haltingWeight;
     }
     throw Error(std::string("a model holds no ") + (bias ? "bias" : "weight") + " for this part");
 }

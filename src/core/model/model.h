@@ -74,6 +74,7 @@ public:
     Tensor outputBias; // [V]
     Tensor poolerWeight, poolerBias; // [D, D], [D]
     Tensor nspWeight, nspBias; // [2, D], [2]
+    Tensor haltingWeight, haltingBias; // [1, D], [1]: adaptive computation time's halting unit (ModelConfig::act)
     // An encoder–decoder's encoder stack ("encoder.h.{i}.", "encoder.ln_f"); it shares wte and the positions.
     std::vector<BlockWeights> encoderBlocks;
     Tensor encoderLnfWeight, encoderLnfBias; // [D]

@@ -245,6 +245,8 @@ std::vector<ModelParameter> modelParameters(const ModelConfig &c)
     }
     const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     blocks(decoder);
+    if (c.act)
+        module(ModelPart::Halting, 1, D);
     finalNorm(decoder);
     if (!c.tiedHead)
         add(ModelPart::OutputHead, {c.vocab, D});

@@ -158,6 +158,8 @@ std::string modelParameter(const ModelConfig &c, ModelPart part, const names::St
                                    : "ln_f";
     case ModelPart::OutputHead:
         return f == Family::GptNeoX ? "embed_out" : "lm_head";
+    case ModelPart::Halting:
+        return f == Family::Gpt2 ? "act.halting" : missing(f, "halting unit");
     default:
         break;
     }

@@ -26,6 +26,7 @@ enum class ModelPart {
     MlmOutput,
     Pooler, // BERT's next-sentence head: the pooler and the classifier
     NextSentence,
+    Halting, // adaptive computation time's halting unit, h = σ(w · X + b) (ModelConfig::act)
 };
 
 // A block's parameters, by what they do.

@@ -248,6 +248,21 @@ void span_softmax_forward(Tensor &out, const Tensor &inp, const Tensor &mask);
 void span_softmax_backward(
     Tensor &dinp, std::vector<float> &dspans, const Tensor &dout, const Tensor &out, const Tensor &mask, float ramp);
 
+// ---- adaptivecomputation.cpp: adaptive computation time over the blocks (Graves 2016; ModelConfig::act)
+
+// states are the L streams X_1 … X_L (T,D) after each block; w (1,D) and b (1) the halting unit. For each token:
+// h_n = σ(w · X_n + b) for every n; N the first block where h_1 + … + h_N ≥ 1 − ε (L at the latest); p_n = h_n for
+// n < N, the remainder R = 1 − Σ_{n<N} h_n at N, 0 after. halting and weights are (T,L) (h and p), steps (T) holds
+// N, ponder (T) N + R, out (T,D) Σ_n p_n X_n.
+void act_forward(Tensor &halting, Tensor &weights, Tensor &steps, Tensor &ponder, Tensor &out,
+    const std::vector<const Tensor *> &states, const Tensor &w, const Tensor &b, float epsilon);
+// dstates are L (T,D) gradients, added into; dponder is ∂loss/∂ponder_t, the same for every token (τ / T). With
+// g_n = dout · X_n: dX_n += p_n dout, and for n < N, ∂/∂h_n = g_n − g_N − dponder (R = 1 − Σ_{n<N} h_n) through
+// σ' = h(1 − h) into dX_n, dw and db. h_N only decides N, which has no gradient, as in the paper.
+void act_backward(const std::vector<Tensor *> &dstates, Tensor &dw, Tensor &db, const Tensor &dout, float dponder,
+    const std::vector<const Tensor *> &states, const Tensor &w, const Tensor &halting, const Tensor &weights,
+    const Tensor &steps);
+
 // ---- activation.cpp
 
 // Gemma 2's soft-cap of one value, cap · tanh(u / cap): every path that caps a score or a logit computes it here.

@@ -23,6 +23,7 @@ void Gradients::zero()
     loss = 0.0f;
     routerLoss = 0.0f;
     spanLoss = 0.0f;
+    ponderTime = 0.0f;
     for (auto &[name, g] : grads) {
         float *data = g.data();
         parallelFor(
@@ -57,6 +58,14 @@ void accumulateGradients(
         for (int i = L - 1; i >= 0; --i)
             pass.blockReversible(i, dy1, dy2);
         dx = pass.streamsStart(dy1, dy2);
+    } else if (model.config.act) { // ln_f read Σ_n p_n X_n: each block's output takes its share
+        std::vector<Tensor> dstates = pass.adaptiveComputation(dx);
+        dx = std::move(dstates.back());
+        for (int i = model.config.layers - 1; i >= 0; --i) {
+            dx = pass.block(i, dx);
+            if (i > 0)
+                dx.matrix() += dstates[size_t(i - 1)].matrix();
+        }
     } else {
         for (int i = model.config.layers - 1; i >= 0; --i)
             if (!input.drops(i)) // a dropped block (LayerDrop) passes the gradient through unchanged

@@ -20,6 +20,9 @@ struct Gradients
     float routerLoss = 0.0f;
     // Adaptive span's penalty, Σ over layers of λ · mean_h z_h (ModelConfig::spanPenalty): likewise apart.
     float spanLoss = 0.0f;
+    // Adaptive computation time (ModelConfig::act): the mean over tokens of the ponder time N + R, whose cost
+    // τ · ponderTime is differentiated with the loss and left out of it.
+    float ponderTime = 0.0f;
     std::map<std::string, Tensor> grads; // d loss / d parameter, under Model::parameters()'s names and shapes
 
     // Sets the loss and every gradient to 0, keeping the buffers (a training loop reuses them every step:

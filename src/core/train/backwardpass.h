@@ -89,6 +89,9 @@ public:
     void attentionSublayer(int i, const Tensor &dF, const Tensor &x, Tensor &dx);
     // G(y) = FFN(LN₂(y)) of block i: dG, y, dy are (T,D); adds dG·∂G/∂y into dy.
     void mlpSublayer(int i, const Tensor &dG, const Tensor &y, Tensor &dy);
+    // Adaptive computation time (ModelConfig::act): from dx, the gradient of ln_f's input Σ_n p_n X_n, adds the
+    // ponder cost τ · mean ρ to the loss and returns the gradients of the blocks' outputs X_1 … X_L (T,D each).
+    std::vector<Tensor> adaptiveComputation(const Tensor &dx);
     // input = embed + positions; dinput is (T,D).
     void embeddings(const Tensor &dinput);
 

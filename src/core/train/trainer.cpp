@@ -47,6 +47,12 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         throw Error("a Sinkhorn model trains with the plain memory strategy, whole feed-forward layers and every token "
                     "(checkpointing, reversible blocks, FFN chunks and token retention are not implemented with its "
                     "sorting)");
+    if (m_model->config.act
+        && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1 || options.layerDrop > 0
+            || options.tokenRetention > 0))
+        throw Error("a model with adaptive computation time trains with the plain memory strategy, whole feed-forward "
+                    "layers, every block and every token (checkpointing, reversible blocks, FFN chunks, LayerDrop and "
+                    "token retention are not implemented with its halting)");
     if (!(options.layerDrop >= 0 && options.layerDrop <= TrainOptions::kMaxLayerDrop))
         throw Error("LayerDrop's rate must be in 0..0.9 (the probability of dropping each block)");
     if (options.layerDrop > 0
@@ -96,9 +102,10 @@ StepReport Trainer::step()
                     if (targets[t] >= 0)
                         input.retention.protect.push_back(int(t));
             }
-            // Two stacks, a funnel's pooling or Sinkhorn's sorting: a traced run, then backprop through it (no memory
-            // strategy).
-            if (model->config.isEncoderDecoder() || model->config.funnel.active() || model->config.sinkhorn.active()) {
+            // Two stacks, a funnel's pooling, Sinkhorn's sorting or adaptive computation time: a traced run, then
+            // backprop through it (no memory strategy).
+            if (model->config.isEncoderDecoder() || model->config.funnel.active() || model->config.sinkhorn.active()
+                || model->config.act) {
                 Engine engine(model, input);
                 engine.runToEnd();
                 accumulateGradients(perExample[size_t(i)], *model, input, engine.trace(), batch[size_t(i)].targets);
@@ -114,6 +121,7 @@ StepReport Trainer::step()
         total.loss += perExample[i].loss;
         total.routerLoss += perExample[i].routerLoss;
         total.spanLoss += perExample[i].spanLoss;
+        total.ponderTime += perExample[i].ponderTime;
         for (auto &[name, g] : total.grads) {
             const Tensor &add = perExample[i].grads.at(name);
             Eigen::Map<Eigen::ArrayXf>(g.data(), g.numel())
@@ -131,6 +139,7 @@ StepReport Trainer::step()
     report.loss = total.loss * scale;
     report.routerLoss = total.routerLoss * scale;
     report.spanLoss = total.spanLoss * scale;
+    report.ponderTime = total.ponderTime * scale;
     report.step = ++m_step;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     report.tokensPerSecond = double(tokens) / seconds;

@@ -43,6 +43,7 @@ struct StepReport
     float loss = 0; // mean cross-entropy of the batch
     float routerLoss = 0; // mean α·aux + β·z of the mixture-of-experts layers (0 without experts), not in loss
     float spanLoss = 0; // adaptive span's penalty λ · Σ_layers mean_h z_h (0 without spans), not in loss
+    float ponderTime = 0; // adaptive computation time's mean N + R per token (0 without it); τ times it is not in loss
     float learningRate = 0;
     float gradientNorm = 0; // before clipping
     double tokensPerSecond = 0;

@@ -201,6 +201,23 @@ std::vector<TrainingRunOption> makeTable()
             .kind = K::Flag,
             .setNumber = [](TrainingRun &r, double v) { r.reversible = v != 0; },
             .text = [](const TrainingRun &r) { return flagText(r.reversible); }},
+        {.name = "act",
+            .help = "adaptive computation time (Graves 2016; lesson 20): a halting unit after each block decides how "
+                    "many blocks each token uses, and ln_f reads their outputs weighted by its halting",
+            .kind = K::Flag,
+            .setNumber = [](TrainingRun &r, double v) { r.act = v != 0; },
+            .text = [](const TrainingRun &r) { return flagText(r.act); }},
+        {.name = "ponder-cost",
+            .valueName = "τ",
+            .help = "adaptive computation time's price of a block: τ · the mean ponder time N + R joins the loss "
+                    "(default "
+                + numberText(run.actPonderCost) + ")",
+            .kind = K::Number,
+            .low = 0,
+            .high = 1e6,
+            .needs = "act",
+            .setNumber = [](TrainingRun &r, double v) { r.actPonderCost = v; },
+            .text = [](const TrainingRun &r) { return numberText(r.actPonderCost); }},
         {.name = "scale-embeddings",
             .help = "multiply the token embeddings by √d_model, as Vaswani et al.",
             .kind = K::Flag,

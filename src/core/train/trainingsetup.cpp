@@ -34,6 +34,8 @@ ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
         config.dFF = 4 * run.dModel;
     }
     config.reversible = run.reversible;
+    config.act = run.act;
+    config.actPonderCost = float(run.actPonderCost);
     if (!run.funnelBlocks.empty()) {
         config.funnel = {run.funnelBlocks, run.funnelDecoderLayers};
         const int layers = config.funnel.encoderLayers() + run.funnelDecoderLayers;

@@ -23,6 +23,8 @@ struct TrainingRun
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
     bool scaleEmbeddings = false; // atlas_embedding_scale √d_model, as Vaswani et al.
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
+    bool act = false; // atlas_act: adaptive computation time over the blocks
+    double actPonderCost = 0.01; // atlas_act_ponder_cost τ, with act
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
     std::string normaliser; // atlas_attention_normaliser; empty = softmax
     int spanRamp = 0; // atlas_span_ramp: adaptive attention span with a ramp of R tokens (0: none)

@@ -16,8 +16,14 @@ int indexIn(const std::vector<ViewKind> &kinds, const std::string &kind)
 }
 
 // The kinds in the order of the tabs: the one that follows no other first, then each after the kind its `after` names.
+// Two kinds following the same one would leave their order to the order the folders register in: refused.
 std::vector<ViewKind> inTabOrder(std::vector<ViewKind> unplaced)
 {
+    for (size_t i = 0; i < unplaced.size(); ++i)
+        for (size_t j = i + 1; j < unplaced.size(); ++j)
+            if (unplaced[i].after == unplaced[j].after)
+                throw Error("the view kinds '" + unplaced[i].kind + "' and '" + unplaced[j].kind + "' both follow '"
+                    + unplaced[i].after + "': give one of them the other as its `after`");
     std::vector<ViewKind> kinds;
     bool firstPlaced = false;
     while (!unplaced.empty()) {

@@ -1,5 +1,4 @@
 #include "earlyexit/earlyexitview.h"
-#include "views/heatmapticks.h"
 
 #include "analysis/earlyexit.h"
 #include "earlyexit/earlyexit.h"
@@ -153,7 +152,6 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     // Row r is block r + 1, drawn bottom-up as the blocks stack: a mark of block b sits at b − 1.
     QCPColorMap *map = addMatrixMap(
         rect, L, T, [&](int r, int t) { return e.confidenceAt(r + 1, t); }, colormap(m_spec.colormap), 0, 1);
-    y->setRangeReversed(false);
     addColorScale(0, 1, map, rect, tr("top probability"));
 
     auto *agrees = new QCPGraph(x, y), *differs = new QCPGraph(x, y);
@@ -184,18 +182,7 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
         g->setAntialiasedScatters(T < kAntialiasedMarksBelow);
     }
 
-    if (T <= 32) {
-        // The heat map takes about two fifths of the plot's width.
-        setTokenTicks(x, tokenLabels(m_input, T), T, std::max(100, plot()->width() * 2 / 5), true, false);
-        x->setLabel(tr("token"));
-    } else {
-        x->setLabel(tr("position"));
-    }
-    auto blockTicks = QSharedPointer<QCPAxisTickerText>::create();
-    for (int block = 1; block <= L; block += std::max(1, L / 12))
-        blockTicks->addTick(block - 1, QString::number(block));
-    y->setTicker(blockTicks);
-    y->setLabel(tr("after block"));
+    setBlockByTokenAxes(x, y, T, L);
     // The marks are named in the caption: a legend row would squeeze the map on a projector.
     setPanelTitle(rect, tr("Where each token stops"));
 }

@@ -106,11 +106,12 @@ QString LogitLensView::hover(int row, int col) const
             .arg(lens.strides[size_t(r)])
             .arg(col - col % lens.strides[size_t(r)]);
     const size_t cell = size_t(r) * size_t(lens.tokens) + size_t(col);
-    QString text
-        = tr("%1, position %2 '%3'\n%4\nentropy %5 nats")
-              .arg(lens.blocks[size_t(r)] == 0 ? tr("the embedding") : tr("after block %1").arg(lens.blocks[size_t(r)]))
-              .arg(col)
-              .arg(tokenLabel(m_input, col), top.join(QLatin1Char('\n')), formatNumber(lens.entropy[cell], 3));
+    QString text = tr("%1, position %2 '%3'\n%4\nentropy %5 nats")
+                       .arg(lens.streams[size_t(r)] == "act.out" ? tr("the halting's mixture \u03A3 p\u2099 X\u2099")
+                               : lens.blocks[size_t(r)] == 0     ? tr("the embedding")
+                                                                 : tr("after block %1").arg(lens.blocks[size_t(r)]))
+                       .arg(col)
+                       .arg(tokenLabel(m_input, col), top.join(QLatin1Char('\n')), formatNumber(lens.entropy[cell], 3));
     if (lens.target >= 0)
         text += tr("\ntarget '%1': %2, rank %3")
                     .arg(vocabularyLabel(m_input, lens.target))
@@ -137,7 +138,9 @@ void LogitLensView::refresh()
     QStringList rowLabels;
     for (int d = 0; d < rows; ++d) {
         const int r = lensRow(d), blocks = lens.blocks[size_t(r)];
-        rowLabels << (blocks == 0 ? tr("embedding") : tr("block %1").arg(blocks));
+        rowLabels << (lens.streams[size_t(r)] == "act.out" ? tr("halting mix")
+                : blocks == 0                              ? tr("embedding")
+                                                           : tr("block %1").arg(blocks));
         for (int t = 0; t < T; ++t)
             (*m_cells)[size_t(d) * size_t(T) + size_t(t)] = !lens.present(r, t)
                 ? -std::numeric_limits<float>::infinity()
@@ -168,6 +171,10 @@ void LogitLensView::refresh()
             .arg(head)
         + (m_input.model->config.funnel.active()
                 ? tr(" Hatched: the positions the funnel pooled away after that block, which no token owns.")
+                : QString())
+        + (m_input.model->config.act
+                ? tr(" This model halts each token by adaptive computation time: its output head reads \u03A3 "
+                     "p\u2099 X\u2099, the blocks' streams weighted by their halting (the top row, 'halting mix').")
                 : QString()));
     m_message->hide();
     m_plot->show();

@@ -14,7 +14,7 @@ ViewKind kind()
         .group = "Training",
         .showsEncoderDecoder = true,
         .checkInput = objectiveInputProblem,
-        .after = "sparse-ffn"};
+        .after = "quantization"};
 }
 
 } // namespace atlas::views::objective

@@ -1,0 +1,127 @@
+#include "halting/halting.h"
+
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace atlas {
+
+namespace {
+
+// The scored positions: (surprise, ponder) pairs.
+std::vector<std::pair<double, double>> scored(const HaltingAnalysis &a)
+{
+    std::vector<std::pair<double, double>> pairs;
+    for (int t = 0; t < a.tokens; ++t)
+        if (std::isfinite(a.surprise[size_t(t)]))
+            pairs.emplace_back(a.surprise[size_t(t)], a.ponder[size_t(t)]);
+    return pairs;
+}
+
+} // namespace
+
+double HaltingAnalysis::meanPonder() const
+{
+    return ponder.empty() ? 0 : std::accumulate(ponder.begin(), ponder.end(), 0.0) / double(ponder.size());
+}
+
+double HaltingAnalysis::quarterPonder(bool hardest) const
+{
+    std::vector<std::pair<double, double>> pairs = scored(*this);
+    if (pairs.size() < 4)
+        return std::numeric_limits<double>::quiet_NaN();
+    std::sort(pairs.begin(), pairs.end());
+    const size_t quarter = pairs.size() / 4;
+    double sum = 0;
+    for (size_t i = 0; i < quarter; ++i)
+        sum += pairs[hardest ? pairs.size() - 1 - i : i].second;
+    return sum / double(quarter);
+}
+
+double HaltingAnalysis::correlation() const
+{
+    const std::vector<std::pair<double, double>> pairs = scored(*this);
+    if (pairs.size() < 3)
+        return std::numeric_limits<double>::quiet_NaN();
+    double mx = 0, my = 0;
+    for (const auto &[x, y] : pairs) {
+        mx += x / double(pairs.size());
+        my += y / double(pairs.size());
+    }
+    double sxy = 0, sxx = 0, syy = 0;
+    for (const auto &[x, y] : pairs) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::numeric_limits<double>::quiet_NaN();
+}
+
+} // namespace atlas
+
+// The Halting view: its descriptor and its analysis request.
+namespace atlas::views::halting {
+
+namespace {
+
+using namespace atlas::analysis;
+
+// The halting op's tensors and the logits, read from the run: nothing to compute beyond the surprise per position.
+AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace)
+        return problem(kNothingComputed);
+    if (!c.model->config.act)
+        return problem("The Halting view shows adaptive computation time, and " + c.model->name
+            + " has no halting unit: every token runs every block. Open austen-act.");
+    if (!c.trace->contains("act.ponder") || !c.trace->contains("logits"))
+        return problem("The halting is computed after the last block: run to the end (past act.out and logits).");
+    AnalysisRequest r;
+    const Tensor &weights = c.trace->tensor("act.weights"), &logits = c.trace->tensor("logits");
+    r.key = "halting" + identity(weights) + identity(logits);
+    r.pinned = {
+        weights, c.trace->tensor("act.halting"), c.trace->tensor("act.steps"), c.trace->tensor("act.ponder"), logits};
+    r.run = [model = c.model, trace = c.trace, tokens = c.tokenIds](const std::atomic<bool> &) {
+        return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) {
+            const Tensor &halting = trace->tensor("act.halting"), &weights = trace->tensor("act.weights"),
+                         &logits = trace->tensor("logits");
+            a.layers = int(halting.dim(1));
+            a.tokens = int(halting.dim(0));
+            a.epsilon = model->config.actEpsilon;
+            a.halting.assign(halting.data(), halting.data() + halting.numel());
+            a.weights.assign(weights.data(), weights.data() + weights.numel());
+            const Tensor &steps = trace->tensor("act.steps"), &ponder = trace->tensor("act.ponder");
+            for (int t = 0; t < a.tokens; ++t) {
+                a.steps.push_back(int(steps.data()[t]));
+                a.ponder.push_back(ponder.data()[t]);
+                double surprise = std::numeric_limits<double>::quiet_NaN();
+                if (model->config.causal && t + 1 < a.tokens && t + 1 < int(tokens.size())) {
+                    const auto row = logits.matrix().row(t).cast<double>();
+                    const double top = row.maxCoeff();
+                    surprise = top + std::log((row.array() - top).exp().sum()) - row(tokens[size_t(t + 1)]);
+                }
+                a.surprise.push_back(surprise);
+            }
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+ViewKind kind()
+{
+    return {.kind = "halting",
+        .title = "Halting",
+        .summary = "adaptive computation time: how many blocks each token runs before its halting unit stops it, "
+                   "and how that follows what the token has to predict",
+        .group = "Adaptive",
+        .request = request,
+        .after = "funnel"};
+}
+
+} // namespace atlas::views::halting

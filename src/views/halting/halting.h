@@ -1,0 +1,30 @@
+#pragma once
+
+#include "view/viewanalysis.h"
+
+#include <vector>
+
+namespace atlas {
+
+// Adaptive computation time (ModelConfig::act) as the run traced it: each token's halting after every block, the
+// weights ln_f read the blocks' outputs with, where it halted, and how surprised the model was by the next token.
+struct HaltingAnalysis : ViewAnalysis
+{
+    int layers = 0, tokens = 0;
+    double epsilon = 0;
+    std::vector<float> halting, weights; // [T × L], token-major: h_n and p_n of token t at t·L + n − 1
+    std::vector<int> steps; // N per token
+    std::vector<float> ponder; // N + R per token
+    // −log p(next token) per position, the model's loss there; NaN at the last position and in a model that does not
+    // predict the next token.
+    std::vector<double> surprise;
+
+    double meanPonder() const;
+    // The mean ponder time of the positions whose surprise is in the highest (`hardest`) or lowest quarter; NaN
+    // without four scored positions.
+    double quarterPonder(bool hardest) const;
+    // Pearson's correlation of surprise and ponder time over the scored positions; NaN without three.
+    double correlation() const;
+};
+
+} // namespace atlas

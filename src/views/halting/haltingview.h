@@ -1,0 +1,34 @@
+#pragma once
+
+#include "views/analysisplotview.h"
+
+#include "halting/halting.h"
+
+namespace atlas {
+
+// Adaptive computation time (view kind "halting"; Graves 2016): on the left, the weight p_n with which ln_f reads each
+// block's output for every token, the block where each token halted ringed; on the right, each position's ponder time
+// N + R against how surprised the model was by the next token. The numbers are HaltingAnalysis's (halting/halting.h).
+class HaltingView : public ResultPlotView<HaltingAnalysis>
+{
+    Q_OBJECT
+
+public:
+    explicit HaltingView(QWidget *parent = nullptr);
+
+protected:
+    QString draw(const HaltingAnalysis &result) override;
+    QString pendingText() const override;
+
+private:
+    void drawWeights(const HaltingAnalysis &a);
+    void drawPonder(const HaltingAnalysis &a);
+};
+
+} // namespace atlas
+
+namespace atlas::views::halting {
+
+std::unique_ptr<View> makeView(QWidget *parent);
+
+} // namespace atlas::views::halting

@@ -1,0 +1,67 @@
+// The Halting view (src/views/halting): the caption's numbers are the trace's, the rings sit at each token's halting
+// block, and a model without a halting unit, or a run not finished, says so.
+#include "halting/halting.h"
+#include "halting/haltingview.h"
+#include "testbundle.h"
+#include "viewshowing.h"
+#include "viewtesting.h"
+
+#include <QTest>
+
+#include <numeric>
+
+using namespace atlas;
+
+class TestHaltingView : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void haltingDrawsEachTokensBlocks()
+    {
+        ViewSpec spec;
+        spec.view = "halting";
+        spec.model = "austen-act";
+        spec.text = "She was not in the habit of walking out alone";
+        HaltingView view;
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const auto *a = view.input().analysisAs<HaltingAnalysis>();
+        QVERIFY(a);
+        QCOMPARE(a->tokens, 45);
+        const Tensor &ponder = view.input().trace->tensor("act.ponder"),
+                     &steps = view.input().trace->tensor("act.steps");
+        const double mean = std::accumulate(ponder.data(), ponder.data() + ponder.numel(), 0.0) / 45.0,
+                     blocks = std::accumulate(steps.data(), steps.data() + steps.numel(), 0.0) / 45.0;
+        QVERIFY2(
+            view.caption().contains("runs " + formatNumber(blocks, 3) + " of 6 blocks"), qPrintable(view.caption()));
+        QVERIFY2(view.caption().contains("N + R is " + formatNumber(mean, 3)), qPrintable(view.caption()));
+        for (int t = 0; t < a->tokens; ++t) { // the weights sum to 1, and none after the halting block
+            double sum = 0;
+            for (int n = 0; n < a->layers; ++n) {
+                sum += a->weights[size_t(t * a->layers + n)];
+                if (n >= a->steps[size_t(t)])
+                    QCOMPARE(a->weights[size_t(t * a->layers + n)], 0.0f);
+            }
+            QVERIFY(std::fabs(sum - 1.0) < 1e-5);
+        }
+        QVERIFY(std::isfinite(a->surprise[0]) && std::isnan(a->surprise[44]));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+
+        spec.model = "austen";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("has no halting unit"), qPrintable(view.message()));
+
+        spec.model = "austen-act";
+        spec.op = "layer.5.out";
+        view.setSpec(spec);
+        view.setInput(testing::forSpec(spec));
+        QVERIFY2(view.message().contains("run to the end"), qPrintable(view.message()));
+    }
+};
+
+QTEST_MAIN(TestHaltingView)
+#include "tst_haltingview.moc"
