@@ -12,6 +12,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStackedLayout>
@@ -332,8 +333,17 @@ QCPLegend *AnalysisPlotView::addPanelLegend(QCPAxisRect *rect, const std::vector
 void AnalysisPlotView::setBlockByTokenAxes(QCPAxis *tokens, QCPAxis *blocks, int tokenCount, int layers)
 {
     if (tokenCount <= 32) {
-        setTokenTicks(
-            tokens, tokenLabels(m_input, tokenCount), tokenCount, std::max(100, plot()->width() * 2 / 5), true, false);
+        // Labelled again for the map's own width once the plot is laid out: before it, the plot may not have its size.
+        const QStringList labels = tokenLabels(m_input, tokenCount);
+        const auto label = [tokens, labels, tokenCount](int pixels) {
+            setTokenTicks(tokens, labels, tokenCount, std::max(100, pixels), true, false);
+        };
+        label(plot()->width() * 2 / 5);
+        connect(plot(), &QCustomPlot::afterLayout, tokens->axisRect(),
+            [label, rect = QPointer<QCPAxisRect>(tokens->axisRect())] {
+                if (rect)
+                    label(rect->width());
+            });
         tokens->setLabel(tr("token"));
     } else {
         tokens->setLabel(tr("position"));
