@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
     add("Sinkhorn sorting", c.sinkhorn.active());
     add("attention normaliser", normaliserName(c.normaliser));
     add("adaptive span", c.spanRamp);
+    add("adaptive computation time", c.act);
     add("experts", c.experts);
     add("positional encoding", positionKindName(c.positions));
     add("blocks", c.layers);
