@@ -23,6 +23,7 @@
 #include <random>
 
 using namespace atlas;
+using atlas::testing::errorFrom;
 
 namespace {
 
