@@ -15,6 +15,7 @@
 #include <vector>
 
 class QCPAbstractPlottable;
+class QCPAxis;
 class QCPAxisRect;
 class QCPColorGradient;
 class QCPColorMap;
