@@ -404,7 +404,8 @@ int dumpCommand(const CommandArgs &argv)
     }
     for (const auto &[site, layers] : names::attentionSites(config.layers, config.encoderLayers))
         for (int l = 0; l < layers && !onDemand; ++l) // exact layers: the mask their −∞ cells stand for
-            if (const std::string name = names::attentionTensor(site, l, "mask"); !engine.trace().contains(name)) {
+            if (const std::string name = names::attentionTensor(site, l, "mask");
+                !engine.trace().contains(name) && !config.fourier.mixes(l)) { // an FNet block has no attention
                 const Tensor mask = attentionMask(engine.trace(), l, site);
                 writeNpy((std::filesystem::path(dir) / (name + ".npy")).string(), mask);
                 tensors.push_back({{"name", name}, {"shape", mask.shape()},

@@ -152,6 +152,11 @@ void ArchitectureBox::addAttentionFields(QGridLayout *grid, int &row)
     auto *sinkhorn = spinBox("sinkhorn", tr("off"), box);
     sinkhorn->setSuffix(tr(" tokens"));
     addField(grid, row, "sinkhorn", tr("Sinkhorn blocks"), sinkhorn);
+    auto *fourier = new QLineEdit(box);
+    fourier->setPlaceholderText(tr("off, all, or layers: 0,1"));
+    fourier->setValidator(new QRegularExpressionValidator(QRegularExpression("all|[0-9]*(,[0-9]*)*"), fourier));
+    fourier->setToolTip(trainingOptionTip("fourier"));
+    addField(grid, row, "fourier", tr("Fourier (FNet)"), fourier);
     auto *span = spinBox("adaptive-span", tr("off"), box);
     span->setSuffix(tr(" ramp"));
     addField(grid, row, "adaptive-span", tr("Adaptive span"), span);

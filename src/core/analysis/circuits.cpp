@@ -29,7 +29,7 @@ namespace {
 // Checks the program makes, for every layer, the tensors the graph edits and reads.
 std::string programProblem(const Program &program, int layers)
 {
-    if (program.producerOf("act.out") >= 0)
+    if (program.producerOf(names::haltingTensor("out")) >= 0)
         return "the model halts by adaptive computation time: ln_f reads the blocks' outputs mixed with weights that "
                "depend on them, which a graph of edges summed into one stream does not describe";
     for (int l = 0; l < layers; ++l)

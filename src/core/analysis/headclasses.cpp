@@ -130,6 +130,9 @@ HeadClasses classifyHeads(std::shared_ptr<const Model> model, const std::vector<
     const int T = int(tokens.size()), n = T / 2;
     if (T < 4 || T % 2 != 0 || !std::equal(tokens.begin(), tokens.begin() + n, tokens.begin() + n))
         throw Error("the head classes read a sequence whose second half repeats its first");
+    if (c.fourier.active())
+        throw Error("the head classes score attention heads, and this model's blocks mix their tokens by a Fourier "
+                    "transform (FNet)");
     HeadClasses out;
     out.layers = c.layers;
     out.heads = c.heads;

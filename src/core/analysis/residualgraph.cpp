@@ -105,6 +105,8 @@ ResidualGraphLayout residualGraphLayout(const Model &model)
         return g.problem = "Sinkhorn attention sorts blocks of the stream inside attention", g;
     if (c.family == Family::Bert)
         return g.problem = "BERT's masked-LM head and post-norm blocks do not add into one stream", g;
+    if (c.fourier.active())
+        return g.problem = "FNet's blocks mix their tokens by a Fourier transform, which has no heads to trace", g;
     using Kind = BlockStep::Kind;
     CircuitGraph &graph = g.graph;
     const auto send = [&](CircuitNode node, std::string tensor) {

@@ -60,7 +60,7 @@ std::vector<std::string> attentionInputAndReadout(const ModelConfig &c, int laye
 {
     if (c.isEncoderDecoder())
         return {};
-    std::vector<std::string> names = {attentionInput(c, names::kOnlyStack, layer)};
+    std::vector<std::string> names = {mixingInput(c, names::kOnlyStack, layer)};
     for (std::string &name : readoutInputs(c, layer))
         names.push_back(std::move(name));
     return names;
@@ -68,6 +68,8 @@ std::vector<std::string> attentionInputAndReadout(const ModelConfig &c, int laye
 
 std::vector<std::string> readoutInputs(const ModelConfig &c, int layer)
 {
+    if (c.fourier.mixes(layer)) // FNet's block: no queries or keys
+        return {};
     const bool normed = c.qkNorm != QkNorm::None;
     return {names::queriesOf(names::kOnlyStack, layer, c.rotates(layer), normed),
         names::keysOf(names::kOnlyStack, layer, c.rotates(layer), normed)};
@@ -77,7 +79,7 @@ std::unique_ptr<AttentionReadout> AttentionReadout::find(
     const Model &m, const std::vector<int> &padding, const Trace &trace, int layer)
 {
     const ModelConfig &c = m.config;
-    if (layer < 0 || layer >= c.layers || c.isEncoderDecoder())
+    if (layer < 0 || layer >= c.layers || c.isEncoderDecoder() || c.fourier.mixes(layer))
         return nullptr;
     const TraceEntry *lse = trace.find(names::layerTensor(layer, "attn.lse"));
     const std::vector<std::string> inputs = readoutInputs(c, layer);

@@ -36,7 +36,8 @@ ops::ScoreRule scoreRule(const Model &m, const std::vector<int> &padding, int la
 // rotation). A trace that keeps only each block's input frees them; a view recomputes them (engine/recompute.h).
 std::vector<std::string> readoutInputs(const ModelConfig &c, int layer);
 // What a view that sets block `layer`'s attention input beside its heads recomputes: that input (model/blockrecipe.h's
-// attentionInput), then readoutInputs. Nothing for an encoder–decoder, whose views of one stack refuse it.
+// mixingInput: an FNet block's too), then readoutInputs (none in an FNet block). Nothing for an encoder–decoder, whose
+// views of one stack refuse it.
 std::vector<std::string> attentionInputAndReadout(const ModelConfig &c, int layer);
 
 // A head's stage mean-pooled for display (ops::attention_pool): per block of its grid, the sum of the cells counted

@@ -247,6 +247,8 @@ void Generator::feed(int token)
             case BlockStep::Kind::FunnelPool:
             case BlockStep::Kind::FunnelUpsample:
                 throw Error("a funnel pools or upsamples the whole sequence: it cannot run one token at a time");
+            case BlockStep::Kind::FourierMixing:
+                throw Error("FNet's Fourier transform mixes the whole sequence: it cannot run one token at a time");
             }
             if (edits && int(k) == m_editStep)
                 m_edit.change(out);

@@ -1,6 +1,7 @@
 #include "engine/outputhead.h"
 
 #include "ops/ops.h"
+#include "trace/names.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -46,7 +47,8 @@ OutputHead outputHead(const Program &program)
             continue;
         for (const std::string &in : program.ops[size_t(op)].inputs) {
             const int from = program.producerOf(in);
-            if (from >= 0 && program.ops[size_t(from)].layer < 0 && program.ops[size_t(from)].name != "act.out")
+            if (from >= 0 && program.ops[size_t(from)].layer < 0
+                && program.ops[size_t(from)].name != names::haltingTensor("out"))
                 todo.push_back(from);
             else
                 seeds.insert(in);
@@ -63,7 +65,7 @@ std::vector<std::string> streamsAfter(const OutputHead &head, int layers, int bl
     for (const std::string &seed : head.seeds) {
         if (seed == names::residualStream(head.stack, layers))
             out.push_back(names::residualStream(head.stack, blocks));
-        else if (seed == "act.out")
+        else if (seed == names::haltingTensor("out"))
             out.push_back(blocks == layers ? seed : names::residualStream(head.stack, blocks));
         else if (seed == names::reversibleStream(layers, 1) || seed == names::reversibleStream(layers, 2))
             out.push_back(names::reversibleStream(blocks, seed == names::reversibleStream(layers, 1) ? 1 : 2));

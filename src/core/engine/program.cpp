@@ -370,6 +370,9 @@ void ProgramBuilder::block(int i)
         case BlockStep::Kind::FunnelUpsample:
             funnelUpsample(i);
             break;
+        case BlockStep::Kind::FourierMixing:
+            fourierMixing(i, at(step.in[0]));
+            break;
         case BlockStep::Kind::Add: {
             std::vector<std::string> terms;
             for (const std::string &local : step.in)
@@ -402,14 +405,15 @@ std::string ProgramBuilder::adaptiveComputation()
     std::vector<std::string> states;
     for (int n = 1; n <= m_c.layers; ++n)
         states.push_back(names::residualStream(m_s, n));
-    const std::string out = "act.out";
+    const std::string out = names::haltingTensor("out");
     add(out, "adaptive computation time", -1, states,
-        {{"act.halting", {T, L}, "h_n = σ(w · X_n + b)  (after block n)"},
-            {"act.weights", {T, L},
+        {{names::haltingTensor("halting"), {T, L}, "h_n = σ(w · X_n + b)  (after block n)"},
+            {names::haltingTensor("weights"), {T, L},
                 "p_n = h_n before the halting block N, R = 1 − Σ_{n<N} h_n at N, 0 after  (N: the first block with "
                 "Σ h ≥ 1 − ε = "
                     + formulaNumber(1.0 - double(m_c.actEpsilon)) + ", the last at the latest)"},
-            {"act.steps", {T}, "N"}, {"act.ponder", {T}, "ρ = N + R"}, {out, {T, m_c.dModel}, "X_act = Σ_n p_n X_n"}},
+            {names::haltingTensor("steps"), {T}, "N"}, {names::haltingTensor("ponder"), {T}, "ρ = N + R"},
+            {out, {T, m_c.dModel}, "X_act = Σ_n p_n X_n"}},
         [states, L, T = T, D = int64_t(m_c.dModel)](const Model &m, const Input &, const Trace &tr) {
             std::vector<const Tensor *> in;
             for (const std::string &name : states)
@@ -551,6 +555,7 @@ Program Program::build(const ModelConfig &config, const Input &input, bool trace
     if (config.sinkhorn.active() && (efficient || !input.retention.empty() || !input.padding.empty()))
         throw Error("a Sinkhorn model sorts blocks of every token with exact scores: drop the efficient kernel, the "
                     "token schedule or the padding");
+    checkFourierInput(config, input);
     for (int i = 0; i < config.layers; ++i) {
         if (input.drops(i))
             b.droppedBlock(i);

@@ -72,6 +72,10 @@ private:
     mutable ops::RopeTable m_table;
 };
 
+// Throws atlas::Error for what an FNet model (model/fourierlayers.h) cannot run: an efficient kernel on a block that
+// has no attention, a token schedule or padding, which its transform would mix in.
+void checkFourierInput(const ModelConfig &config, const Input &input);
+
 // Builds a Program op by op; `t(name)` is shorthand for reading an input from the trace.
 class ProgramBuilder
 {
@@ -148,6 +152,7 @@ public:
     std::string scoredKeys(int i) const;
     // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)
     void funnelPool(int i, const std::string &in);
+    void fourierMixing(int i, const std::string &in); // FNet's block: model/fourierlayers.h
     void funnelUpsample(int i);
     void pooledQueryProjections(int i, const std::string &in, const std::string &queryIn);
     void positionBias(int i);

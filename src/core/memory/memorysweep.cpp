@@ -81,6 +81,13 @@ ModelConfig configAtDepth(const ModelConfig &shape, int layers, bool reversible)
         if (c.moeLayers.empty())
             c.experts = 0;
     }
+    if (c.fourier.active()) { // an FNet keeps its Fourier blocks (all of them, at any depth); a hybrid those it has
+        const bool every = int(shape.fourier.layers.size()) == shape.layers;
+        c.fourier.layers.clear();
+        for (int l = 0; l < layers; ++l)
+            if (every || shape.fourier.mixes(l))
+                c.fourier.layers.push_back(l);
+    }
     return c;
 }
 

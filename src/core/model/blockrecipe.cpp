@@ -50,11 +50,18 @@ void parallel(BlockRecipe &r, const std::string &x)
                 "parallel residual add")});
 }
 
-// The original Transformer's and BERT's: each sub-layer's residual sum is normalised.
-void postNorm(BlockRecipe &r, const std::string &x)
+// The token-mixing sub-layer reading `in`: self-attention, or in an FNet block the Fourier transform.
+BlockStep mixing(bool fourier, const std::string &in)
 {
+    return fourier ? sublayer(Kind::FourierMixing, "fourier.out", {in}) : sublayer(Kind::Attention, "attn.out", {in});
+}
+
+// The original Transformer's and BERT's: each sub-layer's residual sum is normalised.
+void postNorm(BlockRecipe &r, const std::string &x, bool fourier)
+{
+    const BlockStep mix = mixing(fourier, x);
     r.steps.insert(r.steps.end(),
-        {sublayer(Kind::Attention, "attn.out", {x}), add("mid", {x, "attn.out"}, "X + O"),
+        {mix, add("mid", {x, mix.out}, fourier ? "X + F  (F = Re(F_N X F_d): FNet's mixing)" : "X + O"),
             norm("ln_1", "mid", BlockPart::NormAttention, "ln_1"), sublayer(Kind::FeedForward, "mlp.down", {"ln_1"}),
             add("resid", {"ln_1", "mlp.down"}, "X′ + M  (X′ = LN₁(X + O))"),
             norm("out", "resid", BlockPart::NormFfn, "ln_2")});
@@ -88,7 +95,7 @@ void sandwich(BlockRecipe &r, const std::string &x)
 // GPT-2's and most decoders': each sub-layer reads a normalised copy of the stream and adds into it. A funnel's
 // pooling layer takes its queries from the pooled stream; a decoder block of an encoder–decoder attends to the
 // encoder's output between its two sub-layers.
-void preNorm(BlockRecipe &r, const std::string &x, bool pools, bool decoder)
+void preNorm(BlockRecipe &r, const std::string &x, bool pools, bool decoder, bool fourier)
 {
     r.steps.push_back(norm("ln_1", x, BlockPart::NormAttention, "ln_1"));
     if (pools) {
@@ -98,8 +105,11 @@ void preNorm(BlockRecipe &r, const std::string &x, bool pools, bool decoder)
                 sublayer(Kind::Attention, "attn.out", {"ln_1", "ln_1_pooled"}),
                 add("mid", {"pooled", "attn.out"}, "X′ = P + O  (P: the pooled stream)")});
     } else {
+        const BlockStep mix = mixing(fourier, "ln_1");
         r.steps.insert(r.steps.end(),
-            {sublayer(Kind::Attention, "attn.out", {"ln_1"}), add("mid", {x, "attn.out"}, "X′ = X + O")});
+            {mix,
+                add("mid", {x, mix.out},
+                    fourier ? "X′ = X + F  (F = Re(F_N LN₁(X) F_d): FNet's mixing)" : "X′ = X + O")});
     }
     std::string beforeFfn = "mid";
     if (decoder) {
@@ -143,13 +153,13 @@ BlockRecipe blockRecipe(const ModelConfig &c, const names::Stack &stack, int lay
     if (c.parallelResidual)
         parallel(r, x);
     else if (c.layerNorm == LayerNormPlacement::Pre)
-        preNorm(r, x, c.funnel.poolsAt(layer), stack == names::kDecoderStack);
+        preNorm(r, x, c.funnel.poolsAt(layer), stack == names::kDecoderStack, c.fourier.mixes(layer));
     else if (c.layerNorm == LayerNormPlacement::AfterSublayer)
         afterSublayer(r, x);
     else if (c.layerNorm == LayerNormPlacement::Sandwich)
         sandwich(r, x);
     else
-        postNorm(r, x);
+        postNorm(r, x, c.fourier.mixes(layer));
     return r;
 }
 
@@ -169,7 +179,16 @@ std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int 
     for (const BlockStep &step : blockRecipe(c, stack, layer).steps)
         if (step.kind == BlockStep::Kind::Attention)
             return blockTensor(stack, layer, step.in.at(0));
-    throw Error("block " + std::to_string(layer) + " has no self-attention");
+    throw Error("block " + std::to_string(layer) + " has no self-attention"
+        + (c.fourier.mixes(layer) ? ": it mixes its tokens by a Fourier transform (FNet)" : ""));
+}
+
+std::string mixingInput(const ModelConfig &c, const names::Stack &stack, int layer)
+{
+    for (const BlockStep &step : blockRecipe(c, stack, layer).steps)
+        if (step.kind == BlockStep::Kind::Attention || step.kind == BlockStep::Kind::FourierMixing)
+            return blockTensor(stack, layer, step.in.at(0));
+    throw Error("block " + std::to_string(layer) + " mixes no tokens");
 }
 
 } // namespace atlas

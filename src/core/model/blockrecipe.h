@@ -28,6 +28,7 @@ struct BlockStep
         FunnelPool, // pooled = pool(in[0]) (model/funnel.h)
         FunnelUpsample, // upsampled = up(in[0]) + the skip layer's stream (model/funnel.h)
         Add, // out = in[0] + in[1] (+ in[2]), summed left to right: a residual add
+        FourierMixing, // fourier.out = Re(F_N in[0] F_d): FNet's block, in attention's place (model/fourierlayers.h)
     };
     static constexpr const char *kInput = "x"; // the stream entering the block
     static constexpr const char *kStream1 = "x1"; // a reversible block's two streams
@@ -61,5 +62,8 @@ std::string blockTensor(const names::Stack &stack, int layer, const std::string 
 // The trace's name of what block `layer`'s self-attention reads (its step's first input): "layer.2.ln_1" in a
 // pre-norm block, the stream itself in a post-norm one. Throws atlas::Error for a block without self-attention.
 std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int layer);
+// What block `layer`'s token-mixing sub-layer reads: its self-attention's input, or in an FNet block its Fourier
+// transform's (model/fourierlayers.h).
+std::string mixingInput(const ModelConfig &c, const names::Stack &stack, int layer);
 
 } // namespace atlas

@@ -483,6 +483,7 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.task = readString(j, "atlas_task", "", source);
     readSpecialTokens(j, c, source);
+    c.fourier = FourierLayers::fromJson(j, source); // the project's FNet in BERT's layout (train --fourier)
     c.validate(source);
     return c;
 }

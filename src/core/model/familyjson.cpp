@@ -82,6 +82,7 @@ std::string ModelConfig::familyJson() const
                 specials[name] = id;
             j["atlas_special_tokens"] = specials;
         }
+        fourier.toJson(j);
         return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     }
     if (family == Family::GptNeoX || family == Family::GptNeo) {

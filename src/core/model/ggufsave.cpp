@@ -74,6 +74,7 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
     add("attention normaliser", normaliserName(c.normaliser));
     add("adaptive span", c.spanRamp);
     add("adaptive computation time", c.act);
+    add("Fourier mixing (FNet) blocks", c.fourier.layers.size());
     add("experts", c.experts);
     add("positional encoding", positionKindName(c.positions));
     add("blocks", c.layers);

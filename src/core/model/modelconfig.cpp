@@ -362,6 +362,7 @@ void ModelConfig::validate(const std::string &source) const
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
     funnel.validate(*this, source);
     sinkhorn.validate(*this, source);
+    fourier.validate(*this, source);
     if (isEncoderDecoder()) {
         const std::string what
             = "an encoder-decoder model (atlas_encoder_layers " + std::to_string(encoderLayers) + ")";
@@ -523,6 +524,7 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     }
     c.funnel = FunnelLayout::fromJson(j, source);
     c.sinkhorn = SinkhornLayout::fromJson(j, source);
+    c.fourier = FourierLayers::fromJson(j, source);
     c.tokenizer = readString(j, "atlas_tokenizer", "gpt2", source);
     c.description = readString(j, "atlas_description", "", source);
     c.sample = readString(j, "atlas_sample", "", source);
@@ -570,6 +572,7 @@ std::string ModelConfig::toJson() const
         j["atlas_reversible"] = true;
     funnel.toJson(j);
     sinkhorn.toJson(j);
+    fourier.toJson(j);
     if (normaliser != Normaliser::Softmax)
         j["atlas_attention_normaliser"] = normaliserName(normaliser);
     if (encoderLayers > 0)

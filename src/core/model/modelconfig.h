@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/fourierlayers.h"
 #include "model/funnel.h"
 #include "model/sinkhorn.h"
 
@@ -184,6 +185,8 @@ struct ModelConfig
     float routerZLossCoef = 0.001f; // atlas_router_z_loss_coef: weight of the router z-loss in training
     FunnelLayout funnel; // atlas_funnel_blocks, atlas_funnel_decoder_layers (Funnel-Transformer: model/funnel.h)
     SinkhornLayout sinkhorn; // atlas_sinkhorn_block, …_iterations, …_temperature (model/sinkhorn.h)
+    FourierLayers
+        fourier; // atlas_fourier_layers: FNet's blocks that mix by a Fourier transform (model/fourierlayers.h)
     std::string tokenizer = "gpt2"; // atlas_tokenizer: bytes | gpt2 (vocab.json + merges.txt beside)
     std::string description; // atlas_description: shown in the model menu
     std::string sample; // atlas_sample: an input that shows what the model does ("abcdefgh>hgfedcba"); may be empty

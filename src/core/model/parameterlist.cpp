@@ -25,6 +25,13 @@ List gpt2Block(const ModelConfig &c, const names::Stack &stack, int layer)
     List list;
     auto conv1d = [&](BlockPart part, int64_t in, int64_t out) { add(list, part, {out, in}, true, out, true); };
     auto norm = [&](BlockPart part) { add(list, part, {D}, true, D); };
+    if (c.fourier.mixes(layer)) { // FNet: the Fourier transform in attention's place has no weights
+        norm(BlockPart::NormAttention);
+        norm(BlockPart::NormFfn);
+        conv1d(BlockPart::Up, D, F);
+        conv1d(BlockPart::Down, F, D);
+        return list;
+    }
     if (c.positions == PositionKind::Shaw)
         add(list, BlockPart::RelativeKey, {2 * int64_t(c.relativeClip) + 1, c.headDim()});
     if (c.normaliser == Normaliser::LearnedEntmax)
@@ -133,11 +140,18 @@ List neoBlock(const ModelConfig &c)
 }
 
 // BERT's BertLayer, post-LN: attention, output.dense, LayerNorm; intermediate, output, LayerNorm.
-List bertBlock(const ModelConfig &c)
+List bertBlock(const ModelConfig &c, int layer)
 {
     const int64_t D = c.dModel, F = c.dFF;
     List list;
     auto linear = [&](BlockPart part, int64_t out, int64_t in) { add(list, part, {out, in}, true, out); };
+    if (c.fourier.mixes(layer)) { // FNet's block (FNetLayer): the Fourier transform has no weights
+        add(list, BlockPart::NormAttention, {D}, true, D);
+        linear(BlockPart::Up, F, D);
+        linear(BlockPart::Down, D, F);
+        add(list, BlockPart::NormFfn, {D}, true, D);
+        return list;
+    }
     linear(BlockPart::Q, D, D);
     linear(BlockPart::K, D, D);
     linear(BlockPart::V, D, D);
@@ -262,7 +276,7 @@ std::vector<BlockParameter> blockParameters(const ModelConfig &c, const names::S
 {
     switch (c.family) {
     case Family::Bert:
-        return bertBlock(c);
+        return bertBlock(c, layer);
     case Family::T5:
         return t5Block(c, stack, layer);
     case Family::Llama:

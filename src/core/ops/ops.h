@@ -248,6 +248,17 @@ void span_softmax_forward(Tensor &out, const Tensor &inp, const Tensor &mask);
 void span_softmax_backward(
     Tensor &dinp, std::vector<float> &dspans, const Tensor &dout, const Tensor &out, const Tensor &mask, float ramp);
 
+// ---- fourier.cpp: FNet's token mixing (Lee-Thorp et al. 2021; ModelConfig::fourierLayers)
+
+// cosine and sine become [size, size]: cos and sin of 2π·jk/length, j and k < size ≤ length (the top-left corner of
+// the real and the negated imaginary part of the length-point DFT matrix, F = C − iS).
+void dft_parts(MatrixRM &cosine, MatrixRM &sine, int64_t size, int64_t length);
+// x and out are (T,D): out = Re(F_N X̃ F_D)'s first T rows, X̃ being x with zero rows added up to `length` N ≥ T, that
+// is out = C X C_D − S X S_D with C, S = dft_parts(T, N) and C_D, S_D = dft_parts(D, D). FNet's sub-layer is N = T;
+// a model mixes over its context N, so that a shorter text is mixed as the training windows were. Every one of the
+// four matrices is symmetric, so the map is its own adjoint: the same call turns out's gradient into x's.
+void fourier_mix_forward(Tensor &out, const Tensor &x, int64_t length);
+
 // ---- adaptivecomputation.cpp: adaptive computation time over the blocks (Graves 2016; ModelConfig::act)
 
 // states are the L streams X_1 … X_L (T,D) after each block; w (1,D) and b (1) the halting unit. For each token:

@@ -94,6 +94,11 @@ std::string streamMean()
     return "stream_mean";
 }
 
+std::string haltingTensor(std::string_view part)
+{
+    return "act." + std::string(part);
+}
+
 std::string parameterPrefix(int layer)
 {
     return "h." + std::to_string(layer) + ".";

@@ -62,6 +62,9 @@ std::string residualStream(const Stack &s, int layer); // "enc.input", "dec.laye
 std::string reversibleStream(int layer, int stream);
 // A reversible model's two streams averaged after the last block, the input of ln_f: "stream_mean".
 std::string streamMean();
+// Adaptive computation time's tensors after the last block (ModelConfig::act): haltingTensor("out") == "act.out", the
+// halting's mixture of the blocks' outputs that ln_f reads; "halting", "weights", "steps", "ponder".
+std::string haltingTensor(std::string_view part);
 
 // The queries and keys block `layer`'s scores use: "layer.{layer}.attn.q_rot" / "k_rot" when RoPE rotated them,
 // else "attn.q" / "attn.k".

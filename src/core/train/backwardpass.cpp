@@ -268,6 +268,13 @@ Tensor BackwardPass::recipeBackward(int i, const Tensor &dout)
         case Kind::FunnelUpsample:
             owned[step.in[0]] = upsampleBackward(i, gradientOf(step.out));
             break;
+        case Kind::FourierMixing: { // the map is its own adjoint (ops::fourier_mix_forward)
+            BackwardStep scope(m_s, i, step.out);
+            Tensor din({T, m_c.dModel});
+            ops::fourier_mix_forward(din, gradientOf(step.out), m_c.context);
+            into(step.in[0]).matrix() += din.matrix();
+            break;
+        }
         }
         if (step.kind != Kind::Norm)
             continue;
@@ -564,7 +571,7 @@ void BackwardPass::embeddings(const Tensor &dinput)
 
 std::vector<Tensor> BackwardPass::adaptiveComputation(const Tensor &dx)
 {
-    BackwardStep step(m_s, -1, "act.out");
+    BackwardStep step(m_s, -1, names::haltingTensor("out"));
     std::vector<Tensor> dstates;
     std::vector<Tensor *> dstatePointers;
     std::vector<const Tensor *> states;
@@ -575,15 +582,15 @@ std::vector<Tensor> BackwardPass::adaptiveComputation(const Tensor &dx)
     }
     for (Tensor &d : dstates)
         dstatePointers.push_back(&d);
-    const Tensor &ponder = act("act.ponder");
+    const Tensor &ponder = act(names::haltingTensor("ponder"));
     const float perToken = m_c.actPonderCost / float(T);
     for (int64_t t = 0; t < T; ++t)
         m_g.ponderTime += ponder.data()[t] / float(T);
     Tensor unusedW(m_model.haltingWeight.shape()), unusedB(m_model.haltingBias.shape());
     const std::string unit = modelParam(ModelPart::Halting);
     ops::act_backward(dstatePointers, m_inputsOnly ? unusedW : grad(unit + ".weight"),
-        m_inputsOnly ? unusedB : grad(unit + ".bias"), dx, perToken, states, m_model.haltingWeight, act("act.halting"),
-        act("act.weights"), act("act.steps"));
+        m_inputsOnly ? unusedB : grad(unit + ".bias"), dx, perToken, states, m_model.haltingWeight,
+        act(names::haltingTensor("halting")), act(names::haltingTensor("weights")), act(names::haltingTensor("steps")));
     return dstates;
 }
 

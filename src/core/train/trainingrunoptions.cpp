@@ -1,5 +1,6 @@
 #include "train/trainingrunoptions.h"
 
+#include "model/fourierlayers.h"
 #include "model/funnel.h"
 #include "train/trainingsetup.h"
 #include "util/boundednumber.h"
@@ -252,6 +253,17 @@ std::vector<TrainingRunOption> makeTable()
             .high = 4096,
             .setNumber = [](TrainingRun &r, double v) { r.sinkhornBlock = int(v); },
             .text = [](const TrainingRun &r) { return integerText(r.sinkhornBlock); }},
+        {.name = "fourier",
+            .valueName = "all|LAYERS",
+            .help = "FNet (lesson 8): these blocks, or all, mix their tokens by a Fourier transform with no weights "
+                    "where the others attend (an encoder's task such as mlm)",
+            .kind = K::Text,
+            .setText =
+                [](TrainingRun &r, const std::string &v, const std::string &where) {
+                    parseFourierLayers(v, 0, where);
+                    r.fourier = v;
+                },
+            .text = [](const TrainingRun &r) { return r.fourier; }},
         {.name = "adaptive-span",
             .valueName = "R",
             .help = "adaptive attention span (lesson 21): each head learns how far back it reads, behind a mask ramp "

@@ -4,6 +4,7 @@
 #include "io/limits.h"
 #include "io/modelfile.h"
 #include "model/builtinmodels.h"
+#include "model/fourierlayers.h"
 #include "model/funnel.h"
 #include "tokenize/sentencepiecetokenizer.h"
 #include "tokenize/specialtokenstokenizer.h"
@@ -45,6 +46,8 @@ ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
         config.layers = layers;
     }
     config.sinkhorn.block = run.sinkhornBlock;
+    if (!run.fourier.empty())
+        config.fourier.layers = parseFourierLayers(run.fourier, config.layers, "fourier");
     if (run.scaleEmbeddings)
         config.embeddingScale = std::sqrt(float(config.dModel));
     if (!run.positions.empty())

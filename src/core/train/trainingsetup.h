@@ -40,6 +40,8 @@ struct TrainingRun
     std::vector<int> funnelBlocks;
     int funnelDecoderLayers = 1;
     int sinkhornBlock = 0; // atlas_sinkhorn_block: Sparse Sinkhorn attention over blocks of this many tokens (0: none)
+    // FNet (atlas_fourier_layers): "all" or the layers, "0,1", whose attention becomes a Fourier transform; empty: none
+    std::string fourier;
     std::string description; // the model's description; empty takes the task's summary
     // "llama": the Llama layout instead of GPT-2's (RMSNorm, rotate-half RoPE, SwiGLU of width ⌈8/3·d_model⌉ to a
     // multiple of 8, no biases, an untied head), with `kvHeads` K/V heads (0: one per query head).

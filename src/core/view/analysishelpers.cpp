@@ -150,11 +150,14 @@ std::string analysis::weightsFingerprint(const Model &model)
 
 const TraceEntry *analysis::tracedAttentionInput(const AnalysisContext &c, int layer, std::string &why)
 {
-    const std::string input = attentionInput(c.model->config, names::kOnlyStack, layer);
+    const std::string input = mixingInput(c.model->config, names::kOnlyStack, layer);
     const TraceEntry *entry = c.trace->find(input);
     if (!entry)
         why = notComputedText(c.program.get(), input);
-    else if (!LayerAttention::find(c.model.get(), c.padding, *c.trace, {}, layer))
+    else if (c.model->config.fourier.mixes(layer)) {
+        if (const std::string mixed = names::layerTensor(layer, "fourier.out"); !c.trace->contains(mixed))
+            why = notComputedText(c.program.get(), mixed);
+    } else if (!LayerAttention::find(c.model.get(), c.padding, *c.trace, {}, layer))
         why = notComputedText(c.program.get(), names::attentionTensor({}, layer, "probs"));
     return why.empty() ? entry : nullptr;
 }

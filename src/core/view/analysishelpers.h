@@ -214,9 +214,9 @@ std::string untracedWeightsText(const AnalysisContext &c);
 AnalysisRequest everyLayerRequest(
     const std::string &kind, const AnalysisContext &c, std::initializer_list<const char *> parts);
 
-// Block `layer`'s attention input as the trace holds it (model/blockrecipe.h's attentionInput), for a view that sets
-// it beside the block's heads: nullptr when the trace lacks it or the block's probabilities cannot be read, `why` then
-// naming what is not computed. A one-stack model.
+// Block `layer`'s attention input as the trace holds it (model/blockrecipe.h's mixingInput), for a view that sets
+// it beside the block's heads: nullptr when the trace lacks it or the block's probabilities cannot be read (an FNet
+// block's Fourier mixing, which has none), `why` then naming what is not computed. A one-stack model.
 const TraceEntry *tracedAttentionInput(const AnalysisContext &c, int layer, std::string &why);
 
 } // namespace atlas::analysis

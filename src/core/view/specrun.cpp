@@ -171,6 +171,26 @@ std::string neededTensor(
     return {};
 }
 
+// Why a view that reads attention cannot draw an FNet model's blocks that mix by a Fourier transform; empty when it
+// can.
+std::string fourierLayerProblem(
+    const ViewSpec &spec, const ViewKind *kind, const ModelConfig &c, const std::string &model)
+{
+    if (!kind || !c.fourier.active() || kind->drawsFourierLayers)
+        return {};
+    const std::string fnet
+        = "mixes its tokens by a Fourier transform (FNet), with no attention; the Fourier mixing view "
+          "shows its mixing";
+    if (kind->needs == ViewNeeds::FirstLayerProbs || kind->readsEveryBlocksHeads || spec.compare == "heads") {
+        const std::vector<int> &layers = c.fourier.layers;
+        return "the " + kind->title + " view reads every block's attention, and block " + std::to_string(layers[0])
+            + " of " + model + " " + fnet;
+    }
+    if ((kind->needs == ViewNeeds::LayerProbs || kind->needs == ViewNeeds::LayerScores) && c.fourier.mixes(spec.layer))
+        return "block " + std::to_string(spec.layer) + " of " + model + " " + fnet;
+    return {};
+}
+
 } // namespace
 
 std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::string &source)
@@ -208,10 +228,14 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input); !problem.why.empty())
             return key(problem.key.c_str(), problem.why);
     const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
+    if (const std::string why = fourierLayerProblem(spec, kind, c, model); !why.empty())
+        return key(needs == ViewNeeds::LayerProbs || needs == ViewNeeds::LayerScores ? "layer" : "view", why);
     if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
-    // the one tensor the view cannot draw without
-    const std::string tensor = neededTensor(needs, spec, run.site, *run.program);
+    // the one tensor the view cannot draw without (an FNet block's mixing, for a view that draws it)
+    const std::string tensor = c.fourier.mixes(spec.layer) && kind && kind->drawsFourierLayers
+        ? names::layerTensor(spec.layer, "fourier.out")
+        : neededTensor(needs, spec, run.site, *run.program);
     if (!tensor.empty() && !run.trace->contains(tensor)) {
         if (run.program->producerOf(tensor) >= 0)
             return key("op", "the view needs '" + tensor + "', which is computed after op '" + spec.op + "'");

@@ -101,6 +101,11 @@ std::string notComputedText(const Program *program, const std::string &traceName
             + traceName
             + " whole. The Attention view shows any head; or use fewer tokens, or raise the budget (Run ▸ "
               "Trace Memory Budget)";
+    if (op < 0 && names::splitLayerTensor(traceName, &layer, &suffix) && suffix.starts_with("attn.")
+        && program->producerOf(names::layerTensor(layer, "fourier.out")) >= 0)
+        return "Block " + std::to_string(layer)
+            + " of this model mixes its tokens by a Fourier transform (FNet), with no attention, and this view reads "
+            + traceName + ". The Fourier mixing view shows the block's mixing";
     if (op < 0 && (traceName == "logits" || traceName == "next_probs")) // on demand (engine/outputhead.h)
         if (const int norm = program->producerOf("ln_f"); norm >= 0)
             return "Not computed yet: step to " + program->ops[size_t(norm)].label + " (this run computes " + traceName

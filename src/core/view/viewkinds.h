@@ -44,6 +44,12 @@ struct ViewKind
     bool showsEncoderDecoder = false; // draws an encoder-decoder (the others show one-stack models)
     bool everyHead = false; // "head": -1 shows every head of the layer
     bool drawsDifference = false; // "compare": "difference" draws its layer and head's probabilities A − B
+    // Draws an FNet block (model/fourierlayers.h), which has no attention; the other views that read a layer's
+    // attention refuse one (drawProblem).
+    bool drawsFourierLayers = false;
+    // Reads the heads of every block (their weights or outputs) beyond what `needs` says: refused, like the views that
+    // need every layer's probabilities, on a model with FNet blocks.
+    bool readsEveryBlocksHeads = false;
     Request request = nullptr; // the work beyond the forward pass, run off the GUI thread (view/viewanalysis.h)
     // The spec keys `request` reads, by name. The analysis's key is made from their values (analysisSettings) and
     // the identity of what the request reads of the run, so a change to any of them runs it again and a change to

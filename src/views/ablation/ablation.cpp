@@ -86,6 +86,7 @@ ViewKind kind()
         .title = "Ablation",
         .summary = "switch heads off: the next token, the task's loss and accuracy, and each head's importance",
         .group = "Attention",
+        .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {"position", kAblateHeads.name, kAblation.name},
         .after = "neuron",

@@ -50,9 +50,11 @@ ViewKind kind()
 {
     return {.kind = "fourier",
         .title = "Fourier mixing",
-        .summary = "FNet's fixed Fourier mixing of a block's input beside the block's learned attention",
+        .summary = "FNet's fixed Fourier mixing of a block's input beside the block's learned attention, or an FNet "
+                   "model's own mixing",
         .group = "Efficiency",
         .needs = ViewNeeds::LayerProbs,
+        .drawsFourierLayers = true,
         .request = request,
         .analysisKeys = {"layer", "head"},
         .recomputes = recomputes,

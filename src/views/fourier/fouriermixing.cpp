@@ -2,41 +2,24 @@
 
 #include "engine/attentiontrace.h"
 #include "model/blockrecipe.h"
+#include "ops/ops.h"
 #include "util/error.h"
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 
 namespace atlas {
 
-namespace {
-
-// C_N and S_N: cos and sin of 2π·jk/N, with jk taken mod N first so that the angle stays small (cos of 2π·jk/N for
-// jk in the millions loses digits in float).
-void dftParts(int n, FourierMatrix &cosine, FourierMatrix &sine)
-{
-    cosine.resize(n, n);
-    sine.resize(n, n);
-    for (int j = 0; j < n; ++j)
-        for (int k = 0; k < n; ++k) {
-            const double angle = 2.0 * std::numbers::pi * double((int64_t(j) * k) % n) / n;
-            cosine(j, k) = float(std::cos(angle));
-            sine(j, k) = float(std::sin(angle));
-        }
-}
-
-} // namespace
-
-FourierMixing fourierMix(const FourierMatrix &x)
+FourierMixing fourierMix(const FourierMatrix &x, int length)
 {
     FourierMixing m;
     const int T = int(x.rows()), d = int(x.cols());
     m.tokens = T;
     m.width = d;
+    m.length = length > 0 ? length : T;
     FourierMatrix sineT, cosineD, sineD;
-    dftParts(T, m.cosine, sineT);
-    dftParts(d, cosineD, sineD);
+    ops::dft_parts(m.cosine, sineT, T, m.length);
+    ops::dft_parts(cosineD, sineD, d, d);
     const FourierMatrix a = x * cosineD, b = x * sineD; // [T, d]: each token's own transform is a_j − i b_j
     m.output = m.cosine * a - sineT * b;
 
@@ -57,8 +40,8 @@ FourierMixing fourierMix(const FourierMatrix &x)
         m.largestShare += m.share.row(i).maxCoeff() / T;
         m.laterShare += m.share.row(i).tail(T - 1 - i).sum() / T;
     }
-    const double logs = std::log2(std::max(T, 2)) + std::log2(std::max(d, 2));
-    m.fourierWork = 4.0 * T * d * logs;
+    const double logs = std::log2(std::max(m.length, 2)) + std::log2(std::max(d, 2));
+    m.fourierWork = 4.0 * m.length * d * logs;
     m.attentionWork = 4.0 * T * double(d) * d + 2.0 * double(T) * T * d;
     return m;
 }
@@ -67,7 +50,7 @@ std::string fourierMixingInput(const ModelConfig &config, int layer)
 {
     if (config.isEncoderDecoder())
         throw Error("FNet's mixing is drawn for one stack of blocks, and this model has two (an encoder–decoder)");
-    return attentionInput(config, names::kOnlyStack, layer);
+    return mixingInput(config, names::kOnlyStack, layer);
 }
 
 FourierMixing fourierMixing(
@@ -77,9 +60,13 @@ FourierMixing fourierMixing(
     const Tensor &x = trace.tensor(name);
     if (x.rank() != 2)
         throw Error(name + ": expected [T, d], got " + x.shapeString());
-    FourierMixing m = fourierMix(x.matrix());
+    const bool fnet = model.config.fourier.mixes(layer);
+    FourierMixing m = fourierMix(x.matrix(), fnet ? model.config.context : 0);
     m.layer = layer;
     m.input = name;
+    m.fnetBlock = fnet;
+    if (fnet)
+        return m;
     const std::optional<LayerAttention> attention = LayerAttention::find(&model, padding, trace, {}, layer);
     if (!attention)
         throw Error(names::attentionTensor({}, layer, "probs") + " is not in this run");

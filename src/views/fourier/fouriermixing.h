@@ -26,11 +26,16 @@ using FourierMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen
 struct FourierMixing
 {
     int layer = 0, tokens = 0, width = 0; // T and d
-    std::string input; // the trace tensor mixed: the attention sub-layer's input in block `layer`
-    FourierMatrix output; // [T, d] Y = Re(F_T X F_d)
-    FourierMatrix cosine; // [T, T] C_T[i, j] = cos(2π·ij/T), the real part of F_T
+    int length = 0; // N, the positions transformed: T, or an FNet model's context (X padded with zero rows)
+    // Block `layer` is an FNet block (model/fourierlayers.h): the mixing is what the model computes, and it has no
+    // attention to compare with.
+    bool fnetBlock = false;
+    std::string input; // the trace tensor mixed: the token-mixing sub-layer's input in block `layer`
+    FourierMatrix output; // [T, d] Y = Re(F_N X F_d), its first T rows
+    FourierMatrix cosine; // [T, T] C[i, j] = cos(2π·ij/N), the real part of F_N's corner
     FourierMatrix share; // [T, T] ‖c_ij‖ / Σ_j ‖c_ij‖ (0 in a row whose contributions are all 0)
-    FourierMatrix attention; // [T, T] the chosen head's probabilities in the same block, for comparison
+    FourierMatrix attention; // [T, T] the chosen head's probabilities in the same block, for comparison; empty in an
+                             // FNet block
     int head = 0;
     // Means over the rows: the largest share, the share from later tokens (j > i), and the head's largest weight.
     double largestShare = 0, laterShare = 0, largestWeight = 0;
@@ -40,16 +45,17 @@ struct FourierMixing
     double fourierWork = 0, attentionWork = 0;
 };
 
-// Y = Re(F_T X F_d) and the shares of its rows, for any real X [T, d].
-FourierMixing fourierMix(const FourierMatrix &x);
+// Y = Re(F_N X F_d) and the shares of its rows, for any real X [T, d], over N = `length` positions (0: N = T).
+FourierMixing fourierMix(const FourierMatrix &x, int length = 0);
 
-// The trace name of block `layer`'s attention sub-layer input (its first input in the block's recipe): "layer.2.ln_1"
-// in a pre-norm block, the stream itself in a post-norm one. Throws atlas::Error for a model with two stacks.
+// The trace name of block `layer`'s token-mixing sub-layer input (its first input in the block's recipe):
+// "layer.2.ln_1" in a pre-norm block, the stream itself in a post-norm one. Throws atlas::Error for a model with two
+// stacks.
 std::string fourierMixingInput(const ModelConfig &config, int layer);
 
 // fourierMix of block `layer`'s attention input in `trace`, with head `head`'s probabilities of the same block beside
-// it (`padding`: the input's, for a trace that keeps attention on demand). Throws atlas::Error naming a tensor the
-// trace does not hold.
+// it (`padding`: the input's, for a trace that keeps attention on demand); in an FNet block, the block's own mixing
+// over the model's context. Throws atlas::Error naming a tensor the trace does not hold.
 FourierMixing fourierMixing(
     const Model &model, const Trace &trace, int layer, int head, const std::vector<int> &padding = {});
 

@@ -62,6 +62,37 @@ private slots:
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("one stack"), qPrintable(view.message()));
     }
+
+    // austen-fnet's blocks mix by the transform itself, over its context of 128: two maps, no head, the padding said.
+    void drawsAnFnetModelsOwnMixing()
+    {
+        ViewSpec spec;
+        spec.view = "fourier";
+        spec.model = "austen-fnet";
+        spec.text = "It is a tr[MASK]th universally acknowledged";
+        spec.layer = 2;
+        FourierView view;
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        const FourierMixing &m = view.input().analysisAs<FourierMixingAnalysis>()->mixing;
+        QVERIFY(m.fnetBlock && m.attention.size() == 0);
+        QCOMPARE(m.length, 128);
+        QCOMPARE(view.plot()->axisRectCount(), 2);
+        const Tensor &traced = view.input().trace->tensor("layer.2.fourier.out");
+        QVERIFY((m.output - traced.matrix()).cwiseAbs().maxCoeff() <= 1e-4f * traced.matrix().cwiseAbs().maxCoeff());
+        const QString padding = QString("padded with %1 zero rows").arg(128 - m.tokens);
+        QVERIFY2(view.caption().contains(padding), qPrintable(view.caption()));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+        QCPAxisRect *shares = view.plot()->axisRect(1);
+        QTest::mouseMove(view.plot(),
+            QPoint(int(shares->axis(QCPAxis::atBottom)->coordToPixel(5.0)),
+                int(shares->axis(QCPAxis::atLeft)->coordToPixel(2.0))));
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(
+            QToolTip::text().contains("/128") && !QToolTip::text().contains("attention"), qPrintable(QToolTip::text()));
+    }
 };
 
 QTEST_MAIN(TestFourierView)

@@ -1,5 +1,6 @@
 #include "halting/halting.h"
 
+#include "trace/names.h"
 #include "view/analysishelpers.h"
 #include "view/viewkinds.h"
 
@@ -78,23 +79,24 @@ AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
     if (!c.model->config.act)
         return problem("The Halting view shows adaptive computation time, and " + c.model->name
             + " has no halting unit: every token runs every block. Open austen-act.");
-    if (!c.trace->contains("act.ponder") || !c.trace->contains("logits"))
+    if (!c.trace->contains(names::haltingTensor("ponder")) || !c.trace->contains("logits"))
         return problem("The halting is computed after the last block: run to the end (past act.out and logits).");
     AnalysisRequest r;
-    const Tensor &weights = c.trace->tensor("act.weights"), &logits = c.trace->tensor("logits");
+    const Tensor &weights = c.trace->tensor(names::haltingTensor("weights")), &logits = c.trace->tensor("logits");
     r.key = "halting" + identity(weights) + identity(logits);
-    r.pinned = {
-        weights, c.trace->tensor("act.halting"), c.trace->tensor("act.steps"), c.trace->tensor("act.ponder"), logits};
+    r.pinned = {weights, c.trace->tensor(names::haltingTensor("halting")),
+        c.trace->tensor(names::haltingTensor("steps")), c.trace->tensor(names::haltingTensor("ponder")), logits};
     r.run = [model = c.model, trace = c.trace, tokens = c.tokenIds](const std::atomic<bool> &) {
         return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) {
-            const Tensor &halting = trace->tensor("act.halting"), &weights = trace->tensor("act.weights"),
-                         &logits = trace->tensor("logits");
+            const Tensor &halting = trace->tensor(names::haltingTensor("halting")),
+                         &weights = trace->tensor(names::haltingTensor("weights")), &logits = trace->tensor("logits");
             a.layers = int(halting.dim(1));
             a.tokens = int(halting.dim(0));
             a.epsilon = model->config.actEpsilon;
             a.halting.assign(halting.data(), halting.data() + halting.numel());
             a.weights.assign(weights.data(), weights.data() + weights.numel());
-            const Tensor &steps = trace->tensor("act.steps"), &ponder = trace->tensor("act.ponder");
+            const Tensor &steps = trace->tensor(names::haltingTensor("steps")),
+                         &ponder = trace->tensor(names::haltingTensor("ponder"));
             for (int t = 0; t < a.tokens; ++t) {
                 a.steps.push_back(int(steps.data()[t]));
                 a.ponder.push_back(ponder.data()[t]);

@@ -29,8 +29,8 @@ private slots:
         const auto *a = view.input().analysisAs<HaltingAnalysis>();
         QVERIFY(a);
         QCOMPARE(a->tokens, 45);
-        const Tensor &ponder = view.input().trace->tensor("act.ponder"),
-                     &steps = view.input().trace->tensor("act.steps");
+        const Tensor &ponder = view.input().trace->tensor(names::haltingTensor("ponder")),
+                     &steps = view.input().trace->tensor(names::haltingTensor("steps"));
         const double mean = std::accumulate(ponder.data(), ponder.data() + ponder.numel(), 0.0) / 45.0,
                      blocks = std::accumulate(steps.data(), steps.data() + steps.numel(), 0.0) / 45.0;
         QVERIFY2(
@@ -64,4 +64,5 @@ private slots:
 };
 
 QTEST_MAIN(TestHaltingView)
+#include "trace/names.h"
 #include "tst_haltingview.moc"

@@ -58,6 +58,7 @@ ViewKind kind()
                    "copying head, sorted, with its attention on a repeated random sequence",
         .group = "Circuits",
         .showsEncoderDecoder = true,
+        .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {kHeadSequence.name},
         .after = "logit-attribution",

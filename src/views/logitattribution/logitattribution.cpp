@@ -54,6 +54,7 @@ ViewKind kind()
                    "and the embedding wrote straight into the residual stream",
         .group = "Circuits",
         .showsEncoderDecoder = true,
+        .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {"target", "position", kAgainst.name},
         .after = "rollout",

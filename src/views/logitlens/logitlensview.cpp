@@ -1,6 +1,7 @@
 #include "logitlens/logitlensview.h"
 
 #include "logitlens/logitlens.h"
+#include "trace/names.h"
 #include "views/heatmapplot.h"
 #include "views/palette.h"
 #include "views/viewfonts.h"
@@ -107,9 +108,10 @@ QString LogitLensView::hover(int row, int col) const
             .arg(col - col % lens.strides[size_t(r)]);
     const size_t cell = size_t(r) * size_t(lens.tokens) + size_t(col);
     QString text = tr("%1, position %2 '%3'\n%4\nentropy %5 nats")
-                       .arg(lens.streams[size_t(r)] == "act.out" ? tr("the halting's mixture \u03A3 p\u2099 X\u2099")
-                               : lens.blocks[size_t(r)] == 0     ? tr("the embedding")
-                                                                 : tr("after block %1").arg(lens.blocks[size_t(r)]))
+                       .arg(lens.streams[size_t(r)] == names::haltingTensor("out")
+                               ? tr("the halting's mixture \u03A3 p\u2099 X\u2099")
+                               : lens.blocks[size_t(r)] == 0 ? tr("the embedding")
+                                                             : tr("after block %1").arg(lens.blocks[size_t(r)]))
                        .arg(col)
                        .arg(tokenLabel(m_input, col), top.join(QLatin1Char('\n')), formatNumber(lens.entropy[cell], 3));
     if (lens.target >= 0)
@@ -138,9 +140,9 @@ void LogitLensView::refresh()
     QStringList rowLabels;
     for (int d = 0; d < rows; ++d) {
         const int r = lensRow(d), blocks = lens.blocks[size_t(r)];
-        rowLabels << (lens.streams[size_t(r)] == "act.out" ? tr("halting mix")
-                : blocks == 0                              ? tr("embedding")
-                                                           : tr("block %1").arg(blocks));
+        rowLabels << (lens.streams[size_t(r)] == names::haltingTensor("out") ? tr("halting mix")
+                : blocks == 0                                                ? tr("embedding")
+                                                                             : tr("block %1").arg(blocks));
         for (int t = 0; t < T; ++t)
             (*m_cells)[size_t(d) * size_t(T) + size_t(t)] = !lens.present(r, t)
                 ? -std::numeric_limits<float>::infinity()

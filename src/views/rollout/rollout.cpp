@@ -102,6 +102,7 @@ ViewKind kind()
         .group = "Research",
         .showsSites = true,
         .showsEncoderDecoder = true,
+        .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {"site", "position", kRolloutHeads.name},
         .recomputes = recomputes,

@@ -39,6 +39,7 @@ ViewKind kind()
         .summary = "sparsemax and \u03B1-entmax: each head's \u03B1 and the share of its query\u2013key pairs given "
                    "exactly 0, layer by layer",
         .group = "Adaptive",
+        .readsEveryBlocksHeads = true,
         .request = request,
         .after = "sinkhorn"};
 }

@@ -69,6 +69,7 @@ ViewKind kind()
         .summary = "PoWER-BERT: after each layer only the tokens that receive the most attention go on; which "
                    "survive, and a masked LM's accuracy against the work left",
         .group = "Adaptive",
+        .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {"baseline_model", kRetention.name, kRanking.name},
         .after = "adaptive-span",
