@@ -110,6 +110,29 @@ private slots:
             QVERIFY(window.grab().save(dir + "/window-gguf-t5.png"));
     }
 
+    // Issue 63: an FNet model's directory dropped on the window opens; the model panel says its blocks have no
+    // attention.
+    void opensAnFnetModel()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "It is a tr[MASK]th universally acknowledged";
+        session.setSpec(spec);
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
+        QSignalSpy traced(&session, &Session::traceChanged);
+        QVERIFY(dropOn(window, ATLAS_SOURCE_DIR "/resources/models/austen-fnet"));
+        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
+        waitIdle(session);
+        QCOMPARE(QString::fromStdString(session.model()->name), QString("austen-fnet"));
+        QVERIFY(session.trace()->contains("layer.3.fourier.out"));
+        const QString text = window.findChild<ModelInfoPanel *>()->text();
+        QVERIFY2(text.contains("every block mixes its tokens by a Fourier transform over the 128 positions"),
+            qPrintable(text));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
+            QVERIFY(window.grab().save(dir + "/window-fnet.png"));
+    }
+
     // Issue 63: a lesson dropped on the window opens in the Lessons panel at its first step; a view spec dropped on it
     // shows its view; a file that is neither is refused as the drag enters.
     void opensADroppedLessonAndViewSpec()

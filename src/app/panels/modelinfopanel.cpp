@@ -121,7 +121,15 @@ void ModelInfoPanel::showModel()
                                                   .arg(QString::fromStdString(joinedLayers(c.windowedLayers)))
                                                   .arg(c.slidingWindow))
                 : tr("causal (a decoder)")
-                 : tr("bidirectional (an encoder)"));
+            : int(c.fourier.layers.size()) == c.layers
+            ? tr("none: every block mixes its tokens by a Fourier transform over the %1 positions of its context, "
+                 "with no weights (FNet; its %2 heads go unused)")
+                  .arg(c.context)
+                  .arg(c.heads)
+            : c.fourier.active()
+            ? tr("bidirectional (an encoder); layers %1 mix their tokens by a Fourier transform instead (FNet)")
+                  .arg(QString::fromStdString(joinedLayers(c.fourier.layers)))
+            : tr("bidirectional (an encoder)"));
     QString positions = QString::fromStdString(positionKindName(c.positions));
     if (c.rotatesQueriesAndKeys())
         positions += tr(", θ base %1").arg(double(c.ropeBase), 0, 'g', 7);

@@ -1,5 +1,6 @@
 #include "inversionerror/inversionerror.h"
 
+#include "memory/memorysweep.h"
 #include "view/analysishelpers.h"
 #include "view/memoryrequests.h"
 #include "view/viewkinds.h"
@@ -22,6 +23,8 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (spec.depth == 0 && !c.model->config.reversible)
         return problem("depth 0 measures the model's own weights, and this model has standard blocks: choose a "
                        "depth for a random reversible model of its shape, or open a reversible model (reverse-rev).");
+    if (const std::string why = reversibleProblem(c.model->config); spec.depth > 0 && !why.empty())
+        return problem("A reversible model of this model's shape cannot be built: " + why + ".");
     AnalysisRequest r;
     r.key = "inversion-error/" + modelIdentity(*c.model) + "/" + inputKey(c);
     r.pinned = {c.model->wte};
