@@ -50,6 +50,19 @@ class TestOpenModelFiles : public QObject
         return true;
     }
 
+    // Drops `path` on `window` and waits until `session` has run the model it opened: empty then, else why not (the
+    // drop refused, the session's error, or no run within 20 s).
+    static QString dropAndRun(MainWindow &window, Session &session, const QString &path)
+    {
+        QSignalSpy traced(&session, &Session::traceChanged), errors(&session, &Session::errorOccurred);
+        if (!dropOn(window, path))
+            return "the window refused " + path;
+        if (!QTest::qWaitFor([&] { return traced.count() > 0 || errors.count() > 0; }, 20000))
+            return "no run of " + path + " within 20 s";
+        waitIdle(session);
+        return errors.isEmpty() ? QString() : errors.first().first().toString();
+    }
+
 private slots:
     void initTestCase()
     {
@@ -66,10 +79,8 @@ private slots:
         session.setSpec(spec);
         const std::unique_ptr<MainWindow> shown = showWindow(session);
         MainWindow &window = *shown;
-        QSignalSpy traced(&session, &Session::traceChanged);
-        QVERIFY(dropOn(window, ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf"));
-        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
-        waitIdle(session);
+        const QString why = dropAndRun(window, session, ATLAS_TEST_DATA "/gguf/models/llama_tiny-q8_0.gguf");
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         QCOMPARE(QString::fromStdString(session.model()->name), QString("llama_tiny-q8_0"));
         QCOMPARE(session.input().tokens, (std::vector<int> {62, 63, 62, 1, 0})); // ab cd ab b a: the file's BPE
         auto *panel = window.findChild<ModelInfoPanel *>();
@@ -93,11 +104,8 @@ private slots:
         session.setSpec(spec);
         const std::unique_ptr<MainWindow> shown = showWindow(session);
         MainWindow &window = *shown;
-        QSignalSpy traced(&session, &Session::traceChanged), errors(&session, &Session::errorOccurred);
-        QVERIFY(dropOn(window, ATLAS_TEST_DATA "/gguf/models/t5v11_tiny_unigram-q8_0.gguf"));
-        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0 || errors.count() > 0, 20000);
-        waitIdle(session);
-        QVERIFY2(errors.isEmpty(), qPrintable(errors.isEmpty() ? QString() : errors.first().first().toString()));
+        const QString why = dropAndRun(window, session, ATLAS_TEST_DATA "/gguf/models/t5v11_tiny_unigram-q8_0.gguf");
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         QVERIFY(session.model()->config.isEncoderDecoder());
         QVERIFY(session.input().source.size() > 2);
         QCOMPARE(session.input().source.back(), 1); // </s>, which llama.cpp adds after a Unigram vocabulary's text
@@ -120,10 +128,8 @@ private slots:
         session.setSpec(spec);
         const std::unique_ptr<MainWindow> shown = showWindow(session);
         MainWindow &window = *shown;
-        QSignalSpy traced(&session, &Session::traceChanged);
-        QVERIFY(dropOn(window, ATLAS_SOURCE_DIR "/resources/models/austen-fnet"));
-        QTRY_VERIFY_WITH_TIMEOUT(traced.count() > 0, 20000);
-        waitIdle(session);
+        const QString why = dropAndRun(window, session, ATLAS_SOURCE_DIR "/resources/models/austen-fnet");
+        QVERIFY2(why.isEmpty(), qPrintable(why));
         QCOMPARE(QString::fromStdString(session.model()->name), QString("austen-fnet"));
         QVERIFY(session.trace()->contains("layer.3.fourier.out"));
         const QString text = window.findChild<ModelInfoPanel *>()->text();

@@ -3,6 +3,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace atlas {
 
@@ -174,20 +175,32 @@ std::string blockTensor(const names::Stack &stack, int layer, const std::string 
     return names::layerTensor(stack, layer, local);
 }
 
-std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int layer)
+namespace {
+
+// The first input of block `layer`'s first step of a kind in `kinds`; empty when it has none.
+std::string firstStepInput(
+    const ModelConfig &c, const names::Stack &stack, int layer, std::initializer_list<BlockStep::Kind> kinds)
 {
     for (const BlockStep &step : blockRecipe(c, stack, layer).steps)
-        if (step.kind == BlockStep::Kind::Attention)
+        if (std::find(kinds.begin(), kinds.end(), step.kind) != kinds.end())
             return blockTensor(stack, layer, step.in.at(0));
+    return {};
+}
+
+} // namespace
+
+std::string attentionInput(const ModelConfig &c, const names::Stack &stack, int layer)
+{
+    if (std::string in = firstStepInput(c, stack, layer, {Kind::Attention}); !in.empty())
+        return in;
     throw Error("block " + std::to_string(layer) + " has no self-attention"
         + (c.fourier.mixes(layer) ? ": it mixes its tokens by a Fourier transform (FNet)" : ""));
 }
 
 std::string mixingInput(const ModelConfig &c, const names::Stack &stack, int layer)
 {
-    for (const BlockStep &step : blockRecipe(c, stack, layer).steps)
-        if (step.kind == BlockStep::Kind::Attention || step.kind == BlockStep::Kind::FourierMixing)
-            return blockTensor(stack, layer, step.in.at(0));
+    if (std::string in = firstStepInput(c, stack, layer, {Kind::Attention, Kind::FourierMixing}); !in.empty())
+        return in;
     throw Error("block " + std::to_string(layer) + " mixes no tokens");
 }
 
