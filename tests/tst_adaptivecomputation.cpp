@@ -4,6 +4,7 @@
 // differences of its loss and ponder cost; the KV-cache generator agreeing with the program; the model saved and read
 // back; and the refusals of what it does not run with.
 
+#include "centraldifferences.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "errortesting.h"
@@ -78,7 +79,7 @@ ModelConfig actConfig(float ponderCost)
     ModelConfig c = ModelConfig::fromJson(R"({"n_layer": 4, "n_head": 2, "n_embd": 16, "vocab_size": 256,
         "n_positions": 24, "atlas_tokenizer": "bytes", "atlas_act": true})",
         "act.json");
-    c.actPonderCost = ponderCost;
+    c.act.ponderCost = ponderCost;
     return c;
 }
 
@@ -192,22 +193,11 @@ void TestAdaptiveComputation::modelGradientsMatchFiniteDifferences()
             rho += e.trace().tensor("act.ponder").data()[t] / double(steps.numel());
         return double(ops::crossentropy_forward(losses, e.trace().tensor("logits"), targets)) + tau * rho;
     };
-    int checked = 0;
-    for (const char *name : {"act.halting.weight", "act.halting.bias", "h.0.mlp.c_fc.bias", "h.2.attn.c_proj.bias"}) {
-        const Tensor &grad = g.grads.at(name);
-        const float *values = model->parameters().at(name)->data();
-        for (int64_t i = 0; i < std::min<int64_t>(grad.numel(), 6); ++i) {
-            const float step = 2e-3f;
-            const double numeric
-                = (objective(name, i, values[i] + step) - objective(name, i, values[i] - step)) / (2.0 * step);
-            if (std::isnan(numeric))
-                continue; // a token crossed the threshold: N jumps, and the loss with it
-            ++checked;
-            QVERIFY2(std::fabs(numeric - grad.data()[i]) <= 2e-3 + 2e-2 * std::fabs(numeric),
-                qPrintable(
-                    QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(i).arg(grad.data()[i]).arg(numeric)));
-        }
-    }
+    int checked = 0; // a value where a token crosses the threshold is skipped: N jumps, and the loss with it
+    const QString why = testing::centralDifferenceMismatch(*model, g,
+        {"act.halting.weight", "act.halting.bias", "h.0.mlp.c_fc.bias", "h.2.attn.c_proj.bias"},
+        {.step = 2e-3f, .absolute = 2e-3, .spread = false}, objective, checked);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
     QVERIFY2(checked >= 18, qPrintable(QString("%1 values checked").arg(checked)));
 }
 
@@ -224,8 +214,8 @@ void TestAdaptiveComputation::savedModelReadsBack()
     QTemporaryDir dir;
     model->save(dir.path().toStdString());
     const Model back = Model::load(dir.path().toStdString());
-    QVERIFY(back.config.act);
-    QCOMPARE(back.config.actPonderCost, 0.03f);
+    QVERIFY(back.config.act.enabled);
+    QCOMPARE(back.config.act.ponderCost, 0.03f);
     QCOMPARE(back.haltingWeight.values(), model->haltingWeight.values());
     QCOMPARE(back.haltingBias.values(), model->haltingBias.values());
 }
@@ -252,9 +242,9 @@ void TestAdaptiveComputation::refusesWhatItDoesNotRun()
     o.layerDrop = 0.2f;
     QVERIFY(errorFrom([&] { Trainer(model, "copy", o); }).contains("adaptive computation time"));
     const ModelConfig back = ModelConfig::fromJson(actConfig(0.25f).toJson(), "back.json");
-    QVERIFY(back.act);
-    QCOMPARE(back.actPonderCost, 0.25f);
-    QCOMPARE(back.actEpsilon, 0.01f);
+    QVERIFY(back.act.enabled);
+    QCOMPARE(back.act.ponderCost, 0.25f);
+    QCOMPARE(back.act.epsilon, 0.01f);
 }
 
 // The shipped model, as docs/models.md states: on 256 held-out windows 52.7 % of next characters (1.55 nats; austen-6,

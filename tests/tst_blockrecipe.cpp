@@ -119,6 +119,8 @@ private slots:
             const ModelConfig &c = model->config;
             const std::map<std::string, const Tensor *> parameters = model->parameters();
             for (const auto &[stack, layer] : everyBlock(c)) {
+                if (c.shared.enabled && layer > 0) // every layer holds block 0's weights, listed once
+                    continue;
                 const BlockWeights &b
                     = (stack == names::kEncoderStack ? model->encoderBlocks : model->blocks)[size_t(layer)];
                 for (const BlockStep &step : blockRecipe(c, stack, layer).steps) {
@@ -155,6 +157,8 @@ private slots:
                 ++named;
             }
             for (const auto &[stack, layer] : everyBlock(c)) {
+                if (c.shared.enabled && layer > 0) // every layer holds block 0's weights, listed once
+                    continue;
                 const bool encoder = stack == names::kEncoderStack;
                 const BlockWeights &b = (encoder ? model->encoderBlocks : model->blocks)[size_t(layer)];
                 std::set<std::pair<BlockPart, bool>> seen;

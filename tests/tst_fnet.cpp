@@ -3,6 +3,7 @@
 // to the model's context; a hybrid model's gradients against central differences and under checkpointing; the
 // blocks' parameters, trace and config; the refusals; and the shipped austen-fnet's masked-character accuracy.
 
+#include "centraldifferences.h"
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "io/npy.h"
@@ -135,21 +136,10 @@ void TestFnet::modelGradientsMatchFiniteDifferences()
         return double(ops::crossentropy_forward(losses, e.trace().tensor("logits"), targets));
     };
     int checked = 0;
-    for (const char *name :
-        {"wte.weight", "h.0.ln_1.weight", "h.0.ln_1.bias", "h.0.mlp.c_fc.bias", "h.1.attn.c_attn.weight"}) {
-        const Tensor &grad = g.grads.at(name);
-        const float *values = model->parameters().at(name)->data();
-        for (int64_t i = 0; i < std::min<int64_t>(grad.numel(), 6); ++i) {
-            const int64_t at = i * (grad.numel() / 6); // spread over the tensor
-            const float step = 1e-2f;
-            const double numeric
-                = (loss(name, at, values[at] + step) - loss(name, at, values[at] - step)) / (2.0 * step);
-            ++checked;
-            QVERIFY2(std::fabs(numeric - grad.data()[at]) <= 1e-3 + 2e-2 * std::fabs(numeric),
-                qPrintable(
-                    QString("%1[%2]: analytic %3, numeric %4").arg(name).arg(at).arg(grad.data()[at]).arg(numeric)));
-        }
-    }
+    const QString why = testing::centralDifferenceMismatch(*model, g,
+        {"wte.weight", "h.0.ln_1.weight", "h.0.ln_1.bias", "h.0.mlp.c_fc.bias", "h.1.attn.c_attn.weight"}, {}, loss,
+        checked);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
     QCOMPARE(checked, 30);
     const Tensor &dgain = g.grads.at("h.0.ln_1.weight");
     QVERIFY2(std::any_of(dgain.data(), dgain.data() + dgain.numel(), [](float v) { return std::fabs(v) > 1e-4f; }),

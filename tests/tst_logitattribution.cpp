@@ -145,7 +145,7 @@ private slots:
             const QString name = QString::fromStdString(b.name);
             if (!why.empty()) {
                 QVERIFY2(m->config.layerNorm == LayerNormPlacement::Post || m->config.reversible
-                        || m->config.funnel.active() || m->config.family == Family::Bert || m->config.act,
+                        || m->config.funnel.active() || m->config.family == Family::Bert || m->config.act.enabled,
                     qPrintable(name + ": " + QString::fromStdString(why)));
                 QVERIFY(
                     errorFrom([&] { (void)attribute(engine, *m, input, {}); }).contains("direct logit attribution"));

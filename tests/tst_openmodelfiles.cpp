@@ -11,13 +11,16 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTest>
 #include <QTextBrowser>
 
+#include <algorithm>
 #include <memory>
 
 using namespace atlas;
@@ -135,8 +138,39 @@ private slots:
         const QString text = window.findChild<ModelInfoPanel *>()->text();
         QVERIFY2(text.contains("every block mixes its tokens by a Fourier transform over the 128 positions"),
             qPrintable(text));
+        // the built-in model's own directory is its entry in the model box, and the status line names no heads
+        const QList<QComboBox *> boxes = window.findChildren<QComboBox *>();
+        QVERIFY(std::any_of(boxes.begin(), boxes.end(), [](const QComboBox *box) {
+            return box->toolTip().startsWith("The built-in models") && box->currentText() == "austen-fnet";
+        }));
+        QVERIFY2(
+            window.statusBar()->currentMessage().contains("4 layers mixing by a Fourier transform (FNet, no heads)"),
+            qPrintable(window.statusBar()->currentMessage()));
         if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty())
             QVERIFY(window.grab().save(dir + "/window-fnet.png"));
+    }
+
+    // Issue 63: the Universal Transformer's directory opens as the built-in entry; the model panel says its six
+    // blocks are one block's weights, halting per token.
+    void opensAUniversalTransformer()
+    {
+        Session session;
+        ViewSpec spec;
+        spec.text = "She was not in the habit of";
+        session.setSpec(spec);
+        const std::unique_ptr<MainWindow> shown = showWindow(session);
+        MainWindow &window = *shown;
+        const QString why = dropAndRun(window, session, ATLAS_SOURCE_DIR "/resources/models/austen-ut");
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        const QString text = window.findChild<ModelInfoPanel *>()->text();
+        QVERIFY2(
+            text.contains("one block's weights applied up to 6 times") && text.contains("74,753"), qPrintable(text));
+        QVERIFY2(window.statusBar()->currentMessage().contains("6 layers of one shared block × 4 heads"),
+            qPrintable(window.statusBar()->currentMessage()));
+        if (const QString dir = qEnvironmentVariable("ATLAS_SCREENSHOTS"); !dir.isEmpty()) {
+            QTest::qWait(1000);
+            QVERIFY(window.grab().save(dir + "/window-ut.png"));
+        }
     }
 
     // Issue 63: a lesson dropped on the window opens in the Lessons panel at its first step; a view spec dropped on it

@@ -276,7 +276,7 @@ private slots:
             "600", "--top", "5"});
         QVERIFY2(again.out.contains("the pass read from the cache"), qPrintable(again.out)); // another process
 
-        const QString npz = dataPath("sae/gemma_scope/params.npz");
+        const QString npz = atlas::testing::dataPath("sae/gemma_scope/params.npz");
         const auto noSite = run({"features", "--model", "austen", "--sae", npz, "--text", "It"});
         QCOMPARE(noSite.code, 1);
         QVERIFY2(noSite.err.contains("does not say where it reads"), qPrintable(noSite.err));

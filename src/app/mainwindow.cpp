@@ -412,14 +412,10 @@ void MainWindow::connectSession()
     connect(m_session, &Session::modelChanged, this, [this] {
         setWindowTitle(QString::fromStdString(m_session->model()->name)); // Qt appends " — Transformer Atlas"
         const ModelConfig &c = m_session->model()->config;
-        statusBar()->showMessage(
-            tr("%1: %2 × %3 heads, d_model %4, context %5 (the Model panel says what it is)")
-                .arg(QString::fromStdString(m_session->model()->name))
-                .arg(c.isEncoderDecoder() ? tr("%1 encoder + %2 decoder layers").arg(c.encoderLayers).arg(c.layers)
-                                          : tr("%1 layers").arg(c.layers))
-                .arg(c.heads)
-                .arg(c.dModel)
-                .arg(c.context),
+        statusBar()->showMessage(tr("%1: %2, d_model %3, context %4 (the Model panel says what it is)")
+                                     .arg(QString::fromStdString(m_session->model()->name), modelShapeText(c))
+                                     .arg(c.dModel)
+                                     .arg(c.context),
             20000);
         syncControls();
     });

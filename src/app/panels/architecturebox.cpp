@@ -193,6 +193,9 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
     auto *act = new QCheckBox(tr("Halt each token (ACT)"), box);
     act->setToolTip(trainingOptionTip("act"));
     addField(grid, row, "act", tr("Adaptive depth"), act);
+    auto *shared = new QCheckBox(tr("One block at every layer"), box);
+    shared->setToolTip(trainingOptionTip("shared-blocks"));
+    addField(grid, row, "shared-blocks", tr("Shared blocks"), shared);
     auto *ponder = doubleSpinBox("ponder-cost", 0.001, 4, false, box);
     ponder->setValue(TrainingRun {}.actPonderCost);
     addField(grid, row, "ponder-cost", tr("Ponder cost"), ponder);

@@ -24,11 +24,18 @@ bool isBuiltinName(const QString &name)
     return false;
 }
 
-// A built-in model's name, or a directory as one absolute path (the box and the list find it however it was given).
+// A built-in model's name, or a directory as one absolute path (the box and the list find it however it was given);
+// a built-in model's own directory, dropped on the window or opened from the File menu, is the built-in entry.
 QString modelKey(const std::string &model)
 {
     const QString name = QString::fromStdString(model);
-    return isBuiltinName(name) ? name : QDir::cleanPath(QFileInfo(name).absoluteFilePath());
+    if (isBuiltinName(name))
+        return name;
+    const QString canonical = QFileInfo(name).canonicalFilePath();
+    for (const BuiltinModel &m : builtinModels())
+        if (!canonical.isEmpty() && QFileInfo(QString::fromStdString(m.directory)).canonicalFilePath() == canonical)
+            return QString::fromStdString(m.name);
+    return QDir::cleanPath(QFileInfo(name).absoluteFilePath());
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "views/byteunits.h"
 
+#include "model/modelconfig.h"
 #include "session/session.h"
 #include "tokenize/tokenizer.h"
 
@@ -23,6 +24,20 @@ std::string joinedLayers(const std::vector<int> &layers)
 }
 
 } // namespace
+
+QString modelShapeText(const ModelConfig &c)
+{
+    if (c.isEncoderDecoder())
+        return QObject::tr("%1 encoder + %2 decoder layers × %3 heads").arg(c.encoderLayers).arg(c.layers).arg(c.heads);
+    const int fourier = int(c.fourier.layers.size());
+    if (fourier == c.layers)
+        return QObject::tr("%1 layers mixing by a Fourier transform (FNet, no heads)").arg(c.layers);
+    const QString shape = c.shared.enabled
+        ? QObject::tr("%1 layers of one shared block × %2 heads").arg(c.layers).arg(c.heads)
+        : QObject::tr("%1 layers × %2 heads").arg(c.layers).arg(c.heads);
+    return fourier == 0 ? shape
+                        : QObject::tr("%1, %2 layers mixing by a Fourier transform (FNet)").arg(shape).arg(fourier);
+}
 
 ModelInfoPanel::ModelInfoPanel(Session *session, QWidget *parent)
     : QWidget(parent)
@@ -75,6 +90,18 @@ void ModelInfoPanel::showModel()
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));
     else
         html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
+    if (c.shared.enabled || c.act.enabled)
+        html += row(tr("depth"),
+            c.shared.enabled && c.act.enabled
+                ? tr("one block's weights applied up to %1 times, each token halting after its own number of steps "
+                     "(the Universal Transformer: shared blocks and adaptive computation time)")
+                      .arg(c.layers)
+                : c.shared.enabled ? tr("one block's weights at each of the %1 layers (shared blocks, as the Universal "
+                                        "Transformer and ALBERT)")
+                                         .arg(c.layers)
+                                   : tr("each token halts after its own number of blocks, at most %1 (adaptive "
+                                        "computation time)")
+                                         .arg(c.layers));
     if (c.kvHeadCount() < c.heads)
         html += row(tr("K/V heads"),
             tr("%1, each shared by %2 query heads (%3)")

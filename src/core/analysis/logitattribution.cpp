@@ -163,7 +163,7 @@ std::string logitAttributionProblem(const ModelConfig &config, const Program &pr
                "not the sum of what each part wrote";
     if (config.reversible)
         return "reversible blocks keep two streams that each block rewrites, not one sum of parts";
-    if (config.act)
+    if (config.act.enabled)
         return "adaptive computation time mixes the blocks' outputs with weights that depend on them, so the stream "
                "the head reads is not the sum of what each part wrote";
     if (config.funnel.active())

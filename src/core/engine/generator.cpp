@@ -257,18 +257,18 @@ void Generator::feed(int token)
         streams.clear();
         for (const std::string &name : recipe.outputs)
             streams.push_back(std::move(local.at(name)));
-        if (c.act)
+        if (c.act.enabled)
             blockOutputs.push_back(streams[0]);
     }
     if (c.reversible) { // X_L = (Y₁ + Y₂) / 2
         ops::average_forward(x, streams[0], streams[1]);
-    } else if (c.act) { // X_act = Σ_n p_n X_n, as the forward pass
+    } else if (c.act.enabled) { // X_act = Σ_n p_n X_n, as the forward pass
         std::vector<const Tensor *> states;
         for (const Tensor &s : blockOutputs)
             states.push_back(&s);
         Tensor halting({1, c.layers}), weights({1, c.layers}), steps({1}), ponder({1});
         ops::act_forward(
-            halting, weights, steps, ponder, x, states, m_model->haltingWeight, m_model->haltingBias, c.actEpsilon);
+            halting, weights, steps, ponder, x, states, m_model->haltingWeight, m_model->haltingBias, c.act.epsilon);
     } else {
         x = std::move(streams[0]);
     }

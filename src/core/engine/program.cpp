@@ -411,7 +411,7 @@ std::string ProgramBuilder::adaptiveComputation()
             {names::haltingTensor("weights"), {T, L},
                 "p_n = h_n before the halting block N, R = 1 − Σ_{n<N} h_n at N, 0 after  (N: the first block with "
                 "Σ h ≥ 1 − ε = "
-                    + formulaNumber(1.0 - double(m_c.actEpsilon)) + ", the last at the latest)"},
+                    + formulaNumber(1.0 - double(m_c.act.epsilon)) + ", the last at the latest)"},
             {names::haltingTensor("steps"), {T}, "N"}, {names::haltingTensor("ponder"), {T}, "ρ = N + R"},
             {out, {T, m_c.dModel}, "X_act = Σ_n p_n X_n"}},
         [states, L, T = T, D = int64_t(m_c.dModel)](const Model &m, const Input &, const Trace &tr) {
@@ -419,7 +419,7 @@ std::string ProgramBuilder::adaptiveComputation()
             for (const std::string &name : states)
                 in.push_back(&tr.tensor(name));
             Outputs o {Tensor({T, L}), Tensor({T, L}), Tensor({T}), Tensor({T}), Tensor({T, D})};
-            ops::act_forward(o[0], o[1], o[2], o[3], o[4], in, m.haltingWeight, m.haltingBias, m.config.actEpsilon);
+            ops::act_forward(o[0], o[1], o[2], o[3], o[4], in, m.haltingWeight, m.haltingBias, m.config.act.epsilon);
             return o;
         });
     return out;
@@ -427,7 +427,7 @@ std::string ProgramBuilder::adaptiveComputation()
 
 void ProgramBuilder::head()
 {
-    std::string last = m_c.act ? adaptiveComputation() : names::residualStream(m_s, m_c.layers);
+    std::string last = m_c.act.enabled ? adaptiveComputation() : names::residualStream(m_s, m_c.layers);
     if (m_c.reversible) {
         const std::string y1 = names::reversibleStream(m_c.layers, 1), y2 = names::reversibleStream(m_c.layers, 2);
         last = names::streamMean();

@@ -484,6 +484,7 @@ ModelConfig bertFromJson(const json &j, const std::string &source)
     c.task = readString(j, "atlas_task", "", source);
     readSpecialTokens(j, c, source);
     c.fourier = FourierLayers::fromJson(j, source); // the project's FNet in BERT's layout (train --fourier)
+    c.shared = SharedBlocks::fromJson(j, source); // ALBERT's sharing (train --shared-blocks)
     c.validate(source);
     return c;
 }

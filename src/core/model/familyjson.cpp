@@ -83,6 +83,7 @@ std::string ModelConfig::familyJson() const
             j["atlas_special_tokens"] = specials;
         }
         fourier.toJson(j);
+        shared.toJson(j);
         return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     }
     if (family == Family::GptNeoX || family == Family::GptNeo) {

@@ -73,8 +73,9 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
     add("Sinkhorn sorting", c.sinkhorn.active());
     add("attention normaliser", normaliserName(c.normaliser));
     add("adaptive span", c.spanRamp);
-    add("adaptive computation time", c.act);
+    add("adaptive computation time", c.act.enabled);
     add("Fourier mixing (FNet) blocks", c.fourier.layers.size());
+    add("blocks sharing one set of weights", c.shared.enabled);
     add("experts", c.experts);
     add("positional encoding", positionKindName(c.positions));
     add("blocks", c.layers);

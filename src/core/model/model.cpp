@@ -141,6 +141,7 @@ Model loadModelFiles(const std::string &directory)
         tensor = conv1d ? transposedMatrix(file.tensor(key)) : file.tensor(key);
     });
     m.dtype = file.dtype();
+    m.tieSharedBlocks();
     return m;
 }
 
@@ -261,8 +262,9 @@ Model Model::random(const ModelConfig &config, uint64_t seed, WeightInit init)
     // σ(−3) ≈ 0.05: every token starts by running every block (the halting sums to 0.05 (L − 1)), and the ponder cost
     // teaches it to stop earlier. The Universal Transformer starts at σ(1), halting after two steps; its steps share
     // one block, which every step trains, but here a block after every token's halt would get no gradient at all.
-    if (config.act)
+    if (config.act.enabled)
         m.haltingBias.values()[0] = -3.0f;
+    m.tieSharedBlocks();
     return m;
 }
 
@@ -350,6 +352,13 @@ Model Model::withRouting(double capacityFactor, int topK, const std::string &fie
     if (topK > 0)
         m.config.expertTopK = topK;
     return m;
+}
+
+void Model::tieSharedBlocks()
+{
+    if (config.shared.enabled)
+        for (size_t i = 1; i < blocks.size(); ++i)
+            blocks[i] = blocks[0];
 }
 
 void Model::allocateBlocks()

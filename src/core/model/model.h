@@ -120,6 +120,9 @@ public:
     // After an optimiser step: every span fraction v back into [0, 1], as the paper's reference code clamps it.
     void clampSpanFractions();
 
+    // Shared blocks (ModelConfig::shared): every layer's weights become block 0's again, as copies that share their
+    // data; after a load, a draw and each optimiser step. Nothing for any other model.
+    void tieSharedBlocks();
     // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
     void allocateBlocks();
 

@@ -352,17 +352,13 @@ void ModelConfig::validate(const std::string &source) const
         "atlas_span_ramp must not exceed " + keyName(kPositions.key) + " (" + std::to_string(context) + "), is "
             + std::to_string(spanRamp));
     require(spanPenalty >= 0, "atlas_span_penalty must not be negative");
-    require(
-        !act || (family == Family::Gpt2 && encoderLayers == 0 && !reversible && !funnel.active() && !sinkhorn.active()),
-        "atlas_act (adaptive computation time) is for a model of one stack in GPT-2's layout, without reversible "
-        "blocks, a funnel or Sinkhorn sorting");
-    require(!act || (actPonderCost >= 0 && actEpsilon > 0 && actEpsilon < 1),
-        "atlas_act_ponder_cost must not be negative and atlas_act_epsilon must lie between 0 and 1");
     require(!reversible || layerNorm == LayerNormPlacement::Pre,
         "atlas_reversible needs atlas_layer_norm 'pre' (a reversible block normalises the input of F and G)");
     funnel.validate(*this, source);
     sinkhorn.validate(*this, source);
     fourier.validate(*this, source);
+    act.validate(*this, source);
+    shared.validate(*this, source);
     if (isEncoderDecoder()) {
         const std::string what
             = "an encoder-decoder model (atlas_encoder_layers " + std::to_string(encoderLayers) + ")";
@@ -471,25 +467,16 @@ ModelConfig ModelConfig::fromJson(const std::string &text, const std::string &so
     c.relativeClip = readInt(j, kClip, c.relativeClip, source);
     c.relativeBuckets = readInt(j, kBuckets, c.relativeBuckets, source);
     c.relativeMaxDistance = readInt(j, kMaxDistance, c.relativeMaxDistance, source);
-    if (j.contains("atlas_causal") && !j["atlas_causal"].is_boolean())
-        throw Error(source + ": key 'atlas_causal' must be true or false");
-    c.causal = j.value("atlas_causal", true);
-    if (j.contains("atlas_reversible") && !j["atlas_reversible"].is_boolean())
-        throw Error(source + ": key 'atlas_reversible' must be true or false");
-    c.reversible = j.value("atlas_reversible", false);
+    c.causal = readBool(j, "atlas_causal", true, source);
+    c.reversible = readBool(j, "atlas_reversible", false, source);
     c.normaliser = normaliserArgument(
         readString(j, "atlas_attention_normaliser", "softmax", source), source + ": key 'atlas_attention_normaliser'");
     c.encoderLayers = readInt(j, kEncoderLayers, 0, source);
     c.spanRamp = readInt(j, kSpanRamp, 0, source);
     if (j.contains("atlas_span_penalty"))
         c.spanPenalty = float(jsonNumber(j, "atlas_span_penalty", 0.0, 1e6, source));
-    if (j.contains("atlas_act") && !j["atlas_act"].is_boolean())
-        throw Error(source + ": key 'atlas_act' must be true or false");
-    c.act = j.value("atlas_act", false);
-    if (j.contains("atlas_act_ponder_cost"))
-        c.actPonderCost = float(jsonNumber(j, "atlas_act_ponder_cost", 0.0, 1e6, source));
-    if (j.contains("atlas_act_epsilon"))
-        c.actEpsilon = float(jsonNumber(j, "atlas_act_epsilon", 0.0, 1.0, source));
+    c.act = AdaptiveComputation::fromJson(j, source);
+    c.shared = SharedBlocks::fromJson(j, source);
     if (j.contains("atlas_architecture")) {
         const std::string a = readString(j, "atlas_architecture", "", source);
         if (a != "decoder" && a != "encoder" && a != "encoder-decoder")
@@ -581,11 +568,8 @@ std::string ModelConfig::toJson() const
         j["atlas_span_ramp"] = spanRamp;
         j["atlas_span_penalty"] = shortestDecimal(spanPenalty);
     }
-    if (act) {
-        j["atlas_act"] = true;
-        j["atlas_act_ponder_cost"] = shortestDecimal(actPonderCost);
-        j["atlas_act_epsilon"] = shortestDecimal(actEpsilon);
-    }
+    act.toJson(j);
+    shared.toJson(j);
     if (!decoderSample.empty())
         j["atlas_decoder_sample"] = decoderSample;
     if (rotatesQueriesAndKeys())

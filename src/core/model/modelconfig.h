@@ -1,7 +1,9 @@
 #pragma once
 
+#include "model/adaptivecomputation.h"
 #include "model/fourierlayers.h"
 #include "model/funnel.h"
+#include "model/sharedblocks.h"
 #include "model/sinkhorn.h"
 
 #include <algorithm>
@@ -165,15 +167,9 @@ struct ModelConfig
     // atlas_span_penalty λ times the mean span of every layer's heads, in tokens, to the loss (the paper's λ/M Σ z).
     int spanRamp = 0;
     float spanPenalty = 0.0f;
+    AdaptiveComputation act; // atlas_act, …_ponder_cost, …_epsilon (model/adaptivecomputation.h)
+    SharedBlocks shared; // atlas_shared_blocks: one block's weights at every layer (model/sharedblocks.h)
     // Switch Transformer feed-forward layers (Fedus et al. 2021; docs/models.md, "Mixture of experts"):
-    // Adaptive computation time over the blocks (Graves 2016; the halting of the Universal Transformer, Dehghani et al.
-    // 2019; docs/models.md, "Adaptive computation time"): after block n a halting unit gives each token
-    // h_n = σ(w · X_n + b); the token halts at the first block N where h_1 + … + h_N ≥ 1 − ε (the last block at the
-    // latest), and ln_f reads Σ_{n≤N} p_n X_n with p_n = h_n before N and the remainder R = 1 − Σ_{n<N} h_n at N.
-    // atlas_act turns it on; training adds atlas_act_ponder_cost τ times the mean ponder time N + R to the loss.
-    bool act = false;
-    float actPonderCost = 0.01f; // atlas_act_ponder_cost τ
-    float actEpsilon = 0.01f; // atlas_act_epsilon ε
     int experts = 0; // atlas_experts: E experts per MoE layer, 0 for dense FFNs everywhere
     int expertTopK = 1; // atlas_expert_top_k: experts per token (Switch: 1)
     float capacityFactor = 1.25f; // atlas_capacity_factor: capacity = ⌈factor · T / E⌉ tokens per expert

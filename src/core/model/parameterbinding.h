@@ -5,6 +5,7 @@
 #include "model/parameternames.h"
 #include "trace/names.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -50,7 +51,9 @@ template <typename ModelT, typename Visit> void forEachParameter(ModelT &m, Visi
         }
         const bool encoder = p.stack == names::kEncoderStack;
         auto &blocks = encoder ? m.encoderBlocks : m.blocks;
-        for (size_t i = 0; i < blocks.size(); ++i) // a T5 stack's relative bias is its block 0's parameter
+        // shared blocks (model/sharedblocks.h): block 0's parameters are every layer's
+        const size_t held = c.shared.enabled ? std::min<size_t>(blocks.size(), 1) : blocks.size();
+        for (size_t i = 0; i < held; ++i) // a T5 stack's relative bias is its block 0's parameter
             forEachBlockParameter(
                 blocks[i], c, p.stack, int(i), encoder ? m.encoderRelativeBias : m.relativeBias, visit);
     }

@@ -259,7 +259,7 @@ std::vector<ModelParameter> modelParameters(const ModelConfig &c)
     }
     const names::Stack decoder = c.isEncoderDecoder() ? names::kDecoderStack : names::kOnlyStack;
     blocks(decoder);
-    if (c.act)
+    if (c.act.enabled)
         module(ModelPart::Halting, 1, D);
     finalNorm(decoder);
     if (!c.tiedHead)

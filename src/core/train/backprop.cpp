@@ -58,7 +58,7 @@ void accumulateGradients(
         for (int i = L - 1; i >= 0; --i)
             pass.blockReversible(i, dy1, dy2);
         dx = pass.streamsStart(dy1, dy2);
-    } else if (model.config.act) { // ln_f read Σ_n p_n X_n: each block's output takes its share
+    } else if (model.config.act.enabled) { // ln_f read Σ_n p_n X_n: each block's output takes its share
         std::vector<Tensor> dstates = pass.adaptiveComputation(dx);
         dx = std::move(dstates.back());
         for (int i = model.config.layers - 1; i >= 0; --i) {

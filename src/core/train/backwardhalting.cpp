@@ -22,7 +22,7 @@ std::vector<Tensor> BackwardPass::adaptiveComputation(const Tensor &dx)
     for (Tensor &d : dstates)
         dstatePointers.push_back(&d);
     const Tensor &ponder = act(names::haltingTensor("ponder"));
-    const float perToken = m_c.actPonderCost / float(T);
+    const float perToken = m_c.act.ponderCost / float(T);
     for (int64_t t = 0; t < T; ++t)
         m_g.ponderTime += ponder.data()[t] / float(T);
     Tensor unusedW(m_model.haltingWeight.shape()), unusedB(m_model.haltingBias.shape());

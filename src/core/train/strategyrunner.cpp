@@ -38,7 +38,7 @@ StrategyRunner::StrategyRunner(const Model &model, Input input, MemoryOptions op
     if (model.config.funnel.active())
         throw Error("the memory strategies are not implemented for a funnel model (Funnel-Transformer): its pooling "
                     "and upsampling are not among the tensors a strategy keeps or recomputes");
-    if (model.config.act)
+    if (model.config.act.enabled)
         throw Error("the memory strategies are not implemented for a model with adaptive computation time: its halting "
                     "mixes every block's output, which the strategies do not keep");
     if (model.config.sinkhorn.active())

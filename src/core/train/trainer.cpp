@@ -47,7 +47,7 @@ Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOpt
         throw Error("a Sinkhorn model trains with the plain memory strategy, whole feed-forward layers and every token "
                     "(checkpointing, reversible blocks, FFN chunks and token retention are not implemented with its "
                     "sorting)");
-    if (m_model->config.act
+    if (m_model->config.act.enabled
         && (options.memory.strategy != MemoryStrategy::Plain || options.memory.ffnChunks > 1 || options.layerDrop > 0
             || options.tokenRetention > 0))
         throw Error("a model with adaptive computation time trains with the plain memory strategy, whole feed-forward "
@@ -105,7 +105,7 @@ StepReport Trainer::step()
             // Two stacks, a funnel's pooling, Sinkhorn's sorting or adaptive computation time: a traced run, then
             // backprop through it (no memory strategy).
             if (model->config.isEncoderDecoder() || model->config.funnel.active() || model->config.sinkhorn.active()
-                || model->config.act) {
+                || model->config.act.enabled) {
                 Engine engine(model, input);
                 engine.runToEnd();
                 accumulateGradients(perExample[size_t(i)], *model, input, engine.trace(), batch[size_t(i)].targets);
@@ -136,6 +136,7 @@ StepReport Trainer::step()
     report.learningRate = m_schedule.at(m_step);
     report.gradientNorm = m_optimizer.step(m_model->parameters(), total.grads, report.learningRate);
     m_model->clampSpanFractions();
+    m_model->tieSharedBlocks();
     report.loss = total.loss * scale;
     report.routerLoss = total.routerLoss * scale;
     report.spanLoss = total.spanLoss * scale;

@@ -208,6 +208,12 @@ std::vector<TrainingRunOption> makeTable()
             .kind = K::Flag,
             .setNumber = [](TrainingRun &r, double v) { r.act = v != 0; },
             .text = [](const TrainingRun &r) { return flagText(r.act); }},
+        {.name = "shared-blocks",
+            .help = "one block's weights at every layer (the Universal Transformer's recurrence in depth, ALBERT's "
+                    "sharing; lesson 20): the layers apply the same block again and again",
+            .kind = K::Flag,
+            .setNumber = [](TrainingRun &r, double v) { r.sharedBlocks = v != 0; },
+            .text = [](const TrainingRun &r) { return flagText(r.sharedBlocks); }},
         {.name = "ponder-cost",
             .valueName = "τ",
             .help = "adaptive computation time's price of a block: τ · the mean ponder time N + R joins the loss "

@@ -35,8 +35,9 @@ ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
         config.dFF = 4 * run.dModel;
     }
     config.reversible = run.reversible;
-    config.act = run.act;
-    config.actPonderCost = float(run.actPonderCost);
+    config.act.enabled = run.act;
+    config.act.ponderCost = float(run.actPonderCost);
+    config.shared.enabled = run.sharedBlocks;
     if (!run.funnelBlocks.empty()) {
         config.funnel = {run.funnelBlocks, run.funnelDecoderLayers};
         const int layers = config.funnel.encoderLayers() + run.funnelDecoderLayers;

@@ -173,7 +173,7 @@ std::string neededTensor(
 
 // Why a view that reads attention cannot draw an FNet model's blocks that mix by a Fourier transform; empty when it
 // can.
-std::string fourierLayerProblem(
+SpecProblem fourierLayerProblem(
     const ViewSpec &spec, const ViewKind *kind, const ModelConfig &c, const std::string &model)
 {
     if (!kind || !c.fourier.active() || kind->drawsFourierLayers)
@@ -181,13 +181,13 @@ std::string fourierLayerProblem(
     const std::string fnet
         = "mixes its tokens by a Fourier transform (FNet), with no attention; the Fourier mixing view "
           "shows its mixing";
-    if (kind->needs == ViewNeeds::FirstLayerProbs || kind->readsEveryBlocksHeads || spec.compare == "heads") {
-        const std::vector<int> &layers = c.fourier.layers;
-        return "the " + kind->title + " view reads every block's attention, and block " + std::to_string(layers[0])
-            + " of " + model + " " + fnet;
-    }
+    const std::string first = "block " + std::to_string(c.fourier.layers[0]) + " of " + model + " " + fnet;
+    if (kind->needs == ViewNeeds::FirstLayerProbs || kind->readsEveryBlocksHeads)
+        return {"view", "the " + kind->title + " view reads every block's attention, and " + first};
+    if (spec.compare == "heads")
+        return {"compare", "comparing heads reads every block's attention, and " + first};
     if ((kind->needs == ViewNeeds::LayerProbs || kind->needs == ViewNeeds::LayerScores) && c.fourier.mixes(spec.layer))
-        return "block " + std::to_string(spec.layer) + " of " + model + " " + fnet;
+        return {"layer", "block " + std::to_string(spec.layer) + " of " + model + " " + fnet};
     return {};
 }
 
@@ -228,8 +228,8 @@ std::string drawProblem(const ViewSpec &spec, const SpecRun &run, const std::str
         if (const SpecProblem problem = kind->checkInput(spec, *run.model, run.input); !problem.why.empty())
             return key(problem.key.c_str(), problem.why);
     const ViewNeeds needs = kind ? kind->needs : ViewNeeds::Nothing;
-    if (const std::string why = fourierLayerProblem(spec, kind, c, model); !why.empty())
-        return key(needs == ViewNeeds::LayerProbs || needs == ViewNeeds::LayerScores ? "layer" : "view", why);
+    if (const SpecProblem problem = fourierLayerProblem(spec, kind, c, model); !problem.why.empty())
+        return key(problem.key.c_str(), problem.why);
     if (needs == ViewNeeds::SpecTensor && spec.tensor.empty())
         return key("tensor", "the tensor view needs a tensor name, e.g. layer.0.attn.q (docs/trace-names.md)");
     // the one tensor the view cannot draw without (an FNet block's mixing, for a view that draws it)

@@ -3,6 +3,7 @@
 #include "fourier/fourier.h"
 #include "fourier/fourierview.h"
 #include "testbundle.h"
+#include "view/specrun.h"
 #include "viewshowing.h"
 #include "viewtesting.h"
 
@@ -92,6 +93,27 @@ private slots:
         QTRY_VERIFY(QToolTip::isVisible());
         QVERIFY2(
             QToolTip::text().contains("/128") && !QToolTip::text().contains("attention"), qPrintable(QToolTip::text()));
+    }
+
+    // A view that reads an FNet block's attention refuses by the key that asked for it: the layer, the comparison of
+    // heads, or the view itself when it reads every block's heads.
+    void refusesAttentionOfAnFnetBlockByItsKey()
+    {
+        const auto problem = [](const std::string &view, const std::string &compare) {
+            ViewSpec spec;
+            spec.view = view;
+            spec.model = "austen-fnet";
+            spec.text = "It is a tr[MASK]th";
+            spec.compare = compare;
+            return QString::fromStdString(drawProblem(spec, runSpec(spec), "spec.json"));
+        };
+        QVERIFY2(problem("attention", "").startsWith("spec.json: key 'layer': block 0 of model 'austen-fnet' mixes"),
+            qPrintable(problem("attention", "")));
+        QVERIFY2(problem("attention", "heads").startsWith("spec.json: key 'compare': comparing heads"),
+            qPrintable(problem("attention", "heads")));
+        QVERIFY2(
+            problem("ablation", "").startsWith("spec.json: key 'view': the "), qPrintable(problem("ablation", "")));
+        QCOMPARE(problem("fourier", ""), QString());
     }
 };
 

@@ -76,7 +76,7 @@ AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
 {
     if (!c.model || !c.trace)
         return problem(kNothingComputed);
-    if (!c.model->config.act)
+    if (!c.model->config.act.enabled)
         return problem("The Halting view shows adaptive computation time, and " + c.model->name
             + " has no halting unit: every token runs every block. Open austen-act.");
     if (!c.trace->contains(names::haltingTensor("ponder")) || !c.trace->contains("logits"))
@@ -92,7 +92,8 @@ AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
                          &weights = trace->tensor(names::haltingTensor("weights")), &logits = trace->tensor("logits");
             a.layers = int(halting.dim(1));
             a.tokens = int(halting.dim(0));
-            a.epsilon = model->config.actEpsilon;
+            a.epsilon = model->config.act.epsilon;
+            a.sharedBlock = model->config.shared.enabled;
             a.halting.assign(halting.data(), halting.data() + halting.numel());
             a.weights.assign(weights.data(), weights.data() + weights.numel());
             const Tensor &steps = trace->tensor(names::haltingTensor("steps")),

@@ -12,6 +12,7 @@ struct HaltingAnalysis : ViewAnalysis
 {
     int layers = 0, tokens = 0;
     double epsilon = 0;
+    bool sharedBlock = false; // one block's weights at every step: the Universal Transformer (ModelConfig::shared)
     std::vector<float> halting, weights; // [T × L], token-major: h_n and p_n of token t at t·L + n − 1
     std::vector<int> steps; // N per token
     std::vector<float> ponder; // N + R per token

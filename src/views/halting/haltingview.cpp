@@ -27,8 +27,10 @@ QString HaltingView::pendingText() const
 
 QString HaltingView::draw(const HaltingAnalysis &a)
 {
-    setTitle(tr("Adaptive computation time \u00B7 %1 blocks, halting at \u03A3h \u2265 1 \u2212 \u03B5 = %2")
-                 .arg(a.layers)
+    const QString depth = a.sharedBlock ? tr("one block applied up to %1 times (a Universal Transformer)").arg(a.layers)
+                                        : tr("%1 blocks").arg(a.layers);
+    setTitle(tr("Adaptive computation time \u00B7 %1, halting at \u03A3h \u2265 1 \u2212 \u03B5 = %2")
+                 .arg(depth)
                  .arg(1.0 - a.epsilon, 0, 'g', 3));
     drawWeights(a);
     drawPonder(a);
@@ -39,6 +41,8 @@ QString HaltingView::draw(const HaltingAnalysis &a)
              "p\u2099 X\u2099: "
              "p\u2099 = h\u2099 before N, the remainder R = 1 \u2212 (h\u2081 + \u2026 + h\u2099\u208B\u2081) at N. ");
     const double blocks = std::accumulate(a.steps.begin(), a.steps.end(), 0.0) / std::max(1, a.tokens);
+    if (a.sharedBlock)
+        text += tr("Every block here is one block's weights, shared: block n is its n-th application. ");
     text += tr("Here a token runs %1 of %2 blocks on average (%3 of the work saved), and its ponder time N + R is %4. ")
                 .arg(formatNumber(blocks, 3))
                 .arg(a.layers)

@@ -61,6 +61,24 @@ private slots:
         view.setInput(testing::forSpec(spec));
         QVERIFY2(view.message().contains("run to the end"), qPrintable(view.message()));
     }
+
+    // austen-ut's six blocks are one block applied six times: the title and the caption say so.
+    void haltingSaysTheBlockIsShared()
+    {
+        ViewSpec spec;
+        spec.view = "halting";
+        spec.model = "austen-ut";
+        spec.text = "She was not in the habit of";
+        HaltingView view;
+        QVERIFY(testing::shown(view, spec, testing::forSpec(spec)));
+        QVERIFY2(view.message().isEmpty(), qPrintable(view.message()));
+        QVERIFY(view.input().analysisAs<HaltingAnalysis>()->sharedBlock);
+        QVERIFY2(view.title().contains("one block applied up to 6 times"), qPrintable(view.title()));
+        QVERIFY2(view.caption().contains("one block's weights, shared"), qPrintable(view.caption()));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image);
+        QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+    }
 };
 
 QTEST_MAIN(TestHaltingView)

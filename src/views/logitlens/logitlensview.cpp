@@ -174,7 +174,7 @@ void LogitLensView::refresh()
         + (m_input.model->config.funnel.active()
                 ? tr(" Hatched: the positions the funnel pooled away after that block, which no token owns.")
                 : QString())
-        + (m_input.model->config.act
+        + (m_input.model->config.act.enabled
                 ? tr(" This model halts each token by adaptive computation time: its output head reads \u03A3 "
                      "p\u2099 X\u2099, the blocks' streams weighted by their halting (the top row, 'halting mix').")
                 : QString()));

@@ -1,0 +1,268 @@
+// Shared blocks (model/sharedblocks.h: the Universal Transformer's and ALBERT's one block at every layer): the
+// checkpoint holds block 0 alone and reads back tied; the gradient of a shared weight is the sum of each layer's
+// gradient of the same model untied (its blocks copies of block 0), and agrees with central differences; training
+// keeps the layers tied and the checkpointed runner agrees; and what it does not run with is refused by name.
+
+#include "centraldifferences.h"
+#include "engine/engine.h"
+#include "errortesting.h"
+#include "io/safetensors.h"
+#include "model/builtinmodels.h"
+#include "model/ggufmodel.h"
+#include "model/model.h"
+#include "ops/ops.h"
+#include "sanitizertesting.h"
+#include "testbundle.h"
+#include "train/backprop.h"
+#include "train/corpus.h"
+#include "train/evaluation.h"
+#include "train/strategyrunner.h"
+#include "train/task.h"
+#include "train/trainer.h"
+
+#include "referencetesting.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <memory>
+
+using namespace atlas;
+using testing::errorFrom;
+
+namespace {
+
+ModelConfig sharedConfig(bool act = false)
+{
+    return ModelConfig::fromJson(std::string(R"({"n_layer": 4, "n_head": 2, "n_embd": 16, "vocab_size": 256,
+        "n_positions": 64, "atlas_tokenizer": "bytes", "atlas_shared_blocks": true)")
+            + (act ? R"(, "atlas_act": true})" : "}"),
+        "shared.json");
+}
+
+Input sharedInput()
+{
+    Input in;
+    in.tokens = {72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 108, 100};
+    return in;
+}
+
+std::vector<int> sharedTargets()
+{
+    const std::vector<int> tokens = sharedInput().tokens;
+    std::vector<int> t(tokens.begin() + 1, tokens.end());
+    t.push_back(33);
+    return t;
+}
+
+bool sameWeights(const BlockWeights &a, const BlockWeights &b)
+{
+    for (size_t part = 0; part < kBlockPartCount; ++part)
+        if (a.weight(BlockPart(part)).values() != b.weight(BlockPart(part)).values()
+            || a.bias(BlockPart(part)).values() != b.bias(BlockPart(part)).values())
+            return false;
+    return true;
+}
+
+} // namespace
+
+class TestSharedBlocks : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void checkpointHoldsOneBlock();
+    void gradientSumsTheLayers();
+    void gradientMatchesFiniteDifferences();
+    void trainingKeepsTheLayersTied();
+    void refusesWhatItDoesNotRun();
+    void austenUtHaltsEarlyOnOneBlock();
+};
+
+void TestSharedBlocks::checkpointHoldsOneBlock()
+{
+    const Model model = Model::random(sharedConfig(), 3);
+    const auto params = model.parameters();
+    QVERIFY(params.count("h.0.attn.c_attn.weight") && !params.count("h.1.attn.c_attn.weight"));
+    for (size_t i = 1; i < model.blocks.size(); ++i)
+        QVERIFY(sameWeights(model.blocks[i], model.blocks[0]));
+    ModelConfig untied = model.config;
+    untied.shared.enabled = false;
+    ModelConfig three = untied;
+    three.layers = 3;
+    const int64_t block = Model::parameterCountOf(untied) - Model::parameterCountOf(three);
+    QCOMPARE(model.parameterCount(), Model::parameterCountOf(untied) - 3 * block);
+    QTemporaryDir dir;
+    model.save(dir.path().toStdString());
+    const SafetensorsFile file(dir.filePath("model.safetensors").toStdString());
+    QVERIFY(file.contains("h.0.mlp.c_fc.weight") && !file.contains("h.3.mlp.c_fc.weight"));
+    const Model back = Model::load(dir.path().toStdString());
+    QVERIFY(back.config.shared.enabled);
+    QCOMPARE(back.blocks.size(), size_t(4));
+    for (const BlockWeights &b : back.blocks)
+        QVERIFY(sameWeights(b, model.blocks[0]));
+    Engine a(std::make_shared<Model>(model), sharedInput()), b(std::make_shared<Model>(back), sharedInput());
+    a.runToEnd();
+    b.runToEnd();
+    QCOMPARE(b.trace().tensor("logits").values(), a.trace().tensor("logits").values());
+}
+
+// The reference: the same weights as a model of four blocks of its own, whose gradients the backward computes layer
+// by layer (tests/tst_backprop.cpp checks that one against PyTorch); a shared weight's gradient is their sum.
+void TestSharedBlocks::gradientSumsTheLayers()
+{
+    for (const bool act : {false, true}) {
+        const auto shared = std::make_shared<Model>(Model::random(sharedConfig(act), 7));
+        auto untied = std::make_shared<Model>(*shared);
+        untied->config.shared.enabled = false;
+        Engine e(shared, sharedInput()), u(untied, sharedInput());
+        e.runToEnd();
+        u.runToEnd();
+        QCOMPARE(e.trace().tensor("logits").values(), u.trace().tensor("logits").values());
+        const Gradients gs = backward(*shared, sharedInput(), e.trace(), sharedTargets());
+        const Gradients gu = backward(*untied, sharedInput(), u.trace(), sharedTargets());
+        QCOMPARE(gs.loss, gu.loss);
+        int summed = 0;
+        for (const auto &[name, grad] : gs.grads) {
+            if (!name.starts_with("h.0.")) {
+                QCOMPARE(grad.values(), gu.grads.at(name).values());
+                continue;
+            }
+            Tensor sum(grad.shape());
+            for (int layer = 0; layer < 4; ++layer) {
+                const Tensor &g = gu.grads.at("h." + std::to_string(layer) + name.substr(3));
+                for (int64_t k = 0; k < sum.numel(); ++k)
+                    sum.data()[k] += g.data()[k];
+            }
+            const QString why = testing::compareToReference(QString::fromStdString(name), grad, sum, 1e-5);
+            QVERIFY2(why.isEmpty(), qPrintable(why));
+            ++summed;
+        }
+        QVERIFY(summed >= 12);
+    }
+}
+
+// ∂loss/∂θ of shared weights against (f(θ + h) − f(θ − h)) / 2h, each run with the changed block at every layer.
+void TestSharedBlocks::gradientMatchesFiniteDifferences()
+{
+    const auto model = std::make_shared<Model>(Model::random(sharedConfig(), 11));
+    Engine engine(model, sharedInput());
+    engine.runToEnd();
+    const Gradients g = backward(*model, sharedInput(), engine.trace(), sharedTargets());
+    const auto loss = [&](const std::string &name, int64_t index, float value) {
+        Model m = *model;
+        m.parameters().at(name)->data()[index] = value;
+        m.tieSharedBlocks();
+        Engine run(std::make_shared<Model>(std::move(m)), sharedInput());
+        run.runToEnd();
+        Tensor losses({int64_t(sharedTargets().size())});
+        return double(ops::crossentropy_forward(losses, run.trace().tensor("logits"), sharedTargets()));
+    };
+    int checked = 0;
+    const QString why = testing::centralDifferenceMismatch(*model, g,
+        {"h.0.ln_1.weight", "h.0.attn.c_attn.weight", "h.0.mlp.c_fc.bias", "h.0.mlp.c_proj.weight"}, {.count = 5}, loss,
+        checked);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    QCOMPARE(checked, 20);
+}
+
+void TestSharedBlocks::trainingKeepsTheLayersTied()
+{
+    auto model = std::make_shared<Model>(Model::random(sharedConfig(), 5));
+    const FloatBuffer before = model->blocks[0].weight(BlockPart::Up).values();
+    TrainOptions o;
+    o.steps = 3;
+    o.batch = 2;
+    o.warmupSteps = 1;
+    Trainer trainer(model, "copy", o);
+    for (int s = 0; s < 3; ++s)
+        trainer.step();
+    QVERIFY(model->blocks[0].weight(BlockPart::Up).values() != before);
+    for (const BlockWeights &b : model->blocks)
+        QVERIFY(sameWeights(b, model->blocks[0]));
+    Engine engine(model, sharedInput());
+    engine.runToEnd();
+    const Gradients traced = backward(*model, sharedInput(), engine.trace(), sharedTargets());
+    MemoryOptions checkpoint;
+    checkpoint.strategy = MemoryStrategy::Checkpoint;
+    StrategyRunner runner(*model, sharedInput(), checkpoint);
+    runner.forward();
+    Gradients g;
+    runner.backward(sharedTargets(), g);
+    QCOMPARE(g.grads.size(), traced.grads.size());
+    for (const auto &[name, grad] : traced.grads) {
+        const QString why = testing::compareToReference(QString::fromStdString(name), g.grads.at(name), grad, 1e-6);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+}
+
+void TestSharedBlocks::refusesWhatItDoesNotRun()
+{
+    const QString notBoolean = errorFrom([] {
+        ModelConfig::fromJson(R"({"n_layer": 2, "n_head": 2, "n_embd": 8, "vocab_size": 256, "n_positions": 16,
+            "atlas_shared_blocks": "yes"})",
+            "shared.json");
+    });
+    QCOMPARE(notBoolean, QString("shared.json: key 'atlas_shared_blocks' must be true or false"));
+    const QString experts = errorFrom([] {
+        ModelConfig::fromJson(R"({"n_layer": 2, "n_head": 2, "n_embd": 8, "vocab_size": 256, "n_positions": 16,
+            "atlas_shared_blocks": true, "atlas_experts": 2})",
+            "shared.json");
+    });
+    QVERIFY2(
+        experts.startsWith("shared.json: atlas_shared_blocks") && experts.contains("experts"), qPrintable(experts));
+    const ModelConfig back = ModelConfig::fromJson(sharedConfig().toJson(), "back.json");
+    QVERIFY(back.shared.enabled);
+    QTemporaryDir dir;
+    const QString gguf = errorFrom(
+        [&] { saveGgufModel(Model::random(sharedConfig(), 1), dir.filePath("m.gguf").toStdString(), GgmlType::F32); });
+    QVERIFY2(gguf.contains("blocks sharing one set of weights"), qPrintable(gguf));
+}
+
+// The shipped Universal Transformer: one block of austen-6's shape applied up to six times, each character halting.
+void TestSharedBlocks::austenUtHaltsEarlyOnOneBlock()
+{
+    ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
+    const auto model = loadModel("austen-ut");
+    QVERIFY(model->config.shared.enabled && model->config.act.enabled);
+    const Evaluation e = evaluateOnTask(model, *Task::create("chars"), 256);
+    QVERIFY2(e.loss <= 1.60 && e.tokenAccuracy >= 0.515,
+        qPrintable(QString("%1 nats, %2").arg(e.loss).arg(e.tokenAccuracy)));
+    QCOMPARE(model->parameterCount(), int64_t(74753)); // austen-act's 324,673 less five blocks of 49,984
+    double steps = 0, spaces = 0, letters = 0;
+    int count = 0, spaceCount = 0, letterCount = 0;
+    std::map<int, int> histogram;
+    for (int w = 0; w < 20; ++w) {
+        const std::string window = corpusHeldOut().substr(5000 + size_t(w) * 997, 128);
+        Engine engine(model, Input {std::vector<int>(window.begin(), window.end()), {}});
+        engine.runToEnd();
+        const Tensor &n = engine.trace().tensor("act.steps");
+        for (int64_t t = 0; t < n.numel(); ++t) {
+            histogram[int(n.data()[t])]++;
+            steps += n.data()[t];
+            ++count;
+            if (window[size_t(t)] == ' ') {
+                spaces += n.data()[t];
+                ++spaceCount;
+            } else if (std::isalpha(static_cast<unsigned char>(window[size_t(t)]))) {
+                letters += n.data()[t];
+                ++letterCount;
+            }
+        }
+    }
+    const double mean = steps / count, space = spaces / spaceCount, letter = letters / letterCount;
+    const QString what = QString("N %1 on average, %2 after a space, %3 after a letter, %4 of %5 at N ≤ 2")
+                             .arg(mean)
+                             .arg(space)
+                             .arg(letter)
+                             .arg(histogram[1] + histogram[2])
+                             .arg(count);
+    QVERIFY2(mean > 1.5 && mean < 1.85 && letter > space + 0.25 && histogram[1] + histogram[2] > 0.9 * count,
+        qPrintable(what));
+}
+
+QTEST_GUILESS_MAIN(TestSharedBlocks)
+#include "tst_sharedblocks.moc"
