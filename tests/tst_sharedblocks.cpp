@@ -6,6 +6,7 @@
 #include "centraldifferences.h"
 #include "engine/engine.h"
 #include "errortesting.h"
+#include "generatortesting.h"
 #include "io/safetensors.h"
 #include "model/builtinmodels.h"
 #include "model/ggufmodel.h"
@@ -35,11 +36,12 @@ using testing::errorFrom;
 
 namespace {
 
-ModelConfig sharedConfig(bool act = false)
+// Four layers of one block 16 wide; with adaptive computation time, with the step signal.
+ModelConfig sharedConfig(bool act = false, bool timestep = false)
 {
     return ModelConfig::fromJson(std::string(R"({"n_layer": 4, "n_head": 2, "n_embd": 16, "vocab_size": 256,
         "n_positions": 64, "atlas_tokenizer": "bytes", "atlas_shared_blocks": true)")
-            + (act ? R"(, "atlas_act": true})" : "}"),
+            + (act ? R"(, "atlas_act": true)" : "") + (timestep ? R"(, "atlas_timestep_signal": true)" : "") + "}",
         "shared.json");
 }
 
@@ -79,6 +81,8 @@ private slots:
     void gradientMatchesFiniteDifferences();
     void trainingKeepsTheLayersTied();
     void refusesWhatItDoesNotRun();
+    void timestepSignalIsTheStepsSinusoid();
+    void generatorAgreesWithTheProgram();
     void austenUtHaltsEarlyOnOneBlock();
 };
 
@@ -114,8 +118,8 @@ void TestSharedBlocks::checkpointHoldsOneBlock()
 // by layer (tests/tst_backprop.cpp checks that one against PyTorch); a shared weight's gradient is their sum.
 void TestSharedBlocks::gradientSumsTheLayers()
 {
-    for (const bool act : {false, true}) {
-        const auto shared = std::make_shared<Model>(Model::random(sharedConfig(act), 7));
+    for (const auto &[act, timestep] : {std::pair {false, false}, {true, false}, {false, true}}) {
+        const auto shared = std::make_shared<Model>(Model::random(sharedConfig(act, timestep), 7));
         auto untied = std::make_shared<Model>(*shared);
         untied->config.shared.enabled = false;
         Engine e(shared, sharedInput()), u(untied, sharedInput());
@@ -148,7 +152,7 @@ void TestSharedBlocks::gradientSumsTheLayers()
 // ∂loss/∂θ of shared weights against (f(θ + h) − f(θ − h)) / 2h, each run with the changed block at every layer.
 void TestSharedBlocks::gradientMatchesFiniteDifferences()
 {
-    const auto model = std::make_shared<Model>(Model::random(sharedConfig(), 11));
+    const auto model = std::make_shared<Model>(Model::random(sharedConfig(false, true), 11));
     Engine engine(model, sharedInput());
     engine.runToEnd();
     const Gradients g = backward(*model, sharedInput(), engine.trace(), sharedTargets());
@@ -171,7 +175,7 @@ void TestSharedBlocks::gradientMatchesFiniteDifferences()
 
 void TestSharedBlocks::trainingKeepsTheLayersTied()
 {
-    auto model = std::make_shared<Model>(Model::random(sharedConfig(), 5));
+    auto model = std::make_shared<Model>(Model::random(sharedConfig(false, true), 5));
     const FloatBuffer before = model->blocks[0].weight(BlockPart::Up).values();
     TrainOptions o;
     o.steps = 3;
@@ -217,9 +221,52 @@ void TestSharedBlocks::refusesWhatItDoesNotRun()
     const ModelConfig back = ModelConfig::fromJson(sharedConfig().toJson(), "back.json");
     QVERIFY(back.shared.enabled);
     QTemporaryDir dir;
+    QVERIFY(ModelConfig::fromJson(sharedConfig(true, true).toJson(), "back.json").shared.timestepSignal);
     const QString gguf = errorFrom(
         [&] { saveGgufModel(Model::random(sharedConfig(), 1), dir.filePath("m.gguf").toStdString(), GgmlType::F32); });
     QVERIFY2(gguf.contains("blocks sharing one set of weights"), qPrintable(gguf));
+}
+
+// Before step t = i + 1 every position gains S(t)_2j = sin(t / 10000^(2j/D)), S(t)_2j+1 = cos(…), written out here from
+// the paper's definition; the block's first norm reads the sum.
+void TestSharedBlocks::timestepSignalIsTheStepsSinusoid()
+{
+    const auto model = std::make_shared<Model>(Model::random(sharedConfig(false, true), 13));
+    Engine engine(model, sharedInput());
+    engine.runToEnd();
+    const Trace &trace = engine.trace();
+    const int64_t D = 16;
+    for (int layer = 0; layer < 4; ++layer) {
+        const std::string p = "layer." + std::to_string(layer) + ".";
+        const Tensor &in = trace.tensor(layer == 0 ? "input" : "layer." + std::to_string(layer - 1) + ".out");
+        const Tensor &with = trace.tensor(p + "timestep");
+        double largest = 0;
+        for (int64_t row = 0; row < in.dim(0); ++row)
+            for (int64_t j = 0; j < D; ++j) {
+                const double angle = double(layer + 1) / std::pow(10000.0, double(j - j % 2) / double(D));
+                const double want = in.matrix()(row, j) + (j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+                largest = std::max(largest, std::fabs(want - with.matrix()(row, j)));
+            }
+        QVERIFY2(largest < 1e-6, qPrintable(QString("%1timestep: off by %2").arg(p.c_str()).arg(largest)));
+        const int op = engine.program().producerOf(p + "ln_1");
+        QCOMPARE(engine.program().ops[size_t(op)].inputs.at(0), p + "timestep");
+    }
+    const Program &program = engine.program();
+    const std::string formula = program.ops[size_t(program.producerOf("layer.2.timestep"))].outputs[0].formula;
+    QVERIFY2(formula.find("X + S(3)") != std::string::npos, formula.c_str());
+    ModelConfig alone = sharedConfig();
+    alone.shared.enabled = false;
+    alone.shared.timestepSignal = true;
+    QVERIFY(errorFrom([&] { alone.validate("alone.json"); }).contains("needs atlas_shared_blocks"));
+}
+
+void TestSharedBlocks::generatorAgreesWithTheProgram()
+{
+    for (const bool act : {false, true}) {
+        std::shared_ptr<const Model> model = std::make_shared<Model>(Model::random(sharedConfig(act, true), 17));
+        const QString why = testing::cachedLogitsAgainstProgram(model, {3, 17, 42}, 12);
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
 }
 
 // The shipped Universal Transformer: one block of austen-6's shape applied up to six times, each character halting.

@@ -121,8 +121,9 @@ private slots:
             const TrainingRunOption *needed = findTrainingRunOption(o.needs.substr(0, eq));
             QVERIFY2(needed, o.needs.c_str());
             // A value other than the default, inside the range.
-            const std::string value
-                = o.kind == TrainingRunOption::Kind::Integer ? asText(o.low + 1, o.kind) : asText(o.high / 2, o.kind);
+            const std::string value = o.kind == TrainingRunOption::Kind::Flag ? "true"
+                : o.kind == TrainingRunOption::Kind::Integer                  ? asText(o.low + 1, o.kind)
+                                                                              : asText(o.high / 2, o.kind);
             TrainingRun run;
             setTrainingRunOption(run, o.name, value, "t");
             QVERIFY2(isTrainingRunOptionSet(run, o), o.name.c_str());

@@ -196,6 +196,9 @@ void ArchitectureBox::addWidthAndLengthFields(QGridLayout *grid, int &row)
     auto *shared = new QCheckBox(tr("One block at every layer"), box);
     shared->setToolTip(trainingOptionTip("shared-blocks"));
     addField(grid, row, "shared-blocks", tr("Shared blocks"), shared);
+    auto *timestep = new QCheckBox(tr("Add the step's signal"), box);
+    timestep->setToolTip(trainingOptionTip("timestep-signal"));
+    addField(grid, row, "timestep-signal", tr("Step signal"), timestep);
     auto *ponder = doubleSpinBox("ponder-cost", 0.001, 4, false, box);
     ponder->setValue(TrainingRun {}.actPonderCost);
     addField(grid, row, "ponder-cost", tr("Ponder cost"), ponder);

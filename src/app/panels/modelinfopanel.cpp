@@ -90,18 +90,23 @@ void ModelInfoPanel::showModel()
             QStringLiteral("(%1 + %2) × %3").arg(c.encoderLayers).arg(c.layers).arg(c.heads));
     else
         html += row(tr("layers × heads"), QStringLiteral("%1 × %2").arg(c.layers).arg(c.heads));
-    if (c.shared.enabled || c.act.enabled)
-        html += row(tr("depth"),
-            c.shared.enabled && c.act.enabled
-                ? tr("one block's weights applied up to %1 times, each token halting after its own number of steps "
-                     "(the Universal Transformer: shared blocks and adaptive computation time)")
-                      .arg(c.layers)
-                : c.shared.enabled ? tr("one block's weights at each of the %1 layers (shared blocks, as the Universal "
-                                        "Transformer and ALBERT)")
-                                         .arg(c.layers)
-                                   : tr("each token halts after its own number of blocks, at most %1 (adaptive "
-                                        "computation time)")
-                                         .arg(c.layers));
+    if (c.shared.enabled || c.act.enabled) {
+        QString depth;
+        if (c.shared.enabled && c.act.enabled)
+            depth = tr("one block's weights applied up to %1 times, each token halting after its own number of steps "
+                       "(the Universal Transformer: shared blocks and adaptive computation time)")
+                        .arg(c.layers);
+        else if (c.shared.enabled)
+            depth = tr("one block's weights at each of the %1 layers (shared blocks, as the Universal Transformer and "
+                       "ALBERT)")
+                        .arg(c.layers);
+        else
+            depth = tr("each token halts after its own number of blocks, at most %1 (adaptive computation time)")
+                        .arg(c.layers);
+        if (c.shared.timestepSignal)
+            depth += tr("; before step t every position gains the sinusoid of t (the step signal)");
+        html += row(tr("depth"), depth);
+    }
     if (c.kvHeadCount() < c.heads)
         html += row(tr("K/V heads"),
             tr("%1, each shared by %2 query heads (%3)")

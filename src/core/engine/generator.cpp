@@ -249,6 +249,10 @@ void Generator::feed(int token)
                 throw Error("a funnel pools or upsamples the whole sequence: it cannot run one token at a time");
             case BlockStep::Kind::FourierMixing:
                 throw Error("FNet's Fourier transform mixes the whole sequence: it cannot run one token at a time");
+            case BlockStep::Kind::TimestepSignal: // the step's signal, the same for every position
+                Model::sinusoidalPositions(out, l + 1);
+                out.matrix() += in.matrix();
+                break;
             }
             if (edits && int(k) == m_editStep)
                 m_edit.change(out);

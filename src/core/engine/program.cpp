@@ -373,6 +373,9 @@ void ProgramBuilder::block(int i)
         case BlockStep::Kind::FourierMixing:
             fourierMixing(i, at(step.in[0]));
             break;
+        case BlockStep::Kind::TimestepSignal:
+            timestepSignal(i, at(step.in[0]));
+            break;
         case BlockStep::Kind::Add: {
             std::vector<std::string> terms;
             for (const std::string &local : step.in)

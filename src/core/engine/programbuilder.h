@@ -153,6 +153,7 @@ public:
     // Funnel-Transformer (model/funnel.h; engine/programfunnel.cpp)
     void funnelPool(int i, const std::string &in);
     void fourierMixing(int i, const std::string &in); // FNet's block: model/fourierlayers.h
+    void timestepSignal(int i, const std::string &in); // before a shared block's step: model/sharedblocks.h
     void funnelUpsample(int i);
     void pooledQueryProjections(int i, const std::string &in, const std::string &queryIn);
     void positionBias(int i);

@@ -131,7 +131,7 @@ std::vector<std::string> BlockRecipe::readByBackward() const
 {
     std::vector<std::string> read;
     for (const BlockStep &s : steps) {
-        if (s.kind == Kind::Add || s.kind == Kind::FunnelUpsample)
+        if (s.kind == Kind::Add || s.kind == Kind::FunnelUpsample || s.kind == Kind::TimestepSignal)
             continue; // an add's backward passes its gradient on; the upsampling's reads nothing of the forward
         for (const std::string &name : s.in)
             if (std::find(read.begin(), read.end(), name) == read.end())
@@ -147,6 +147,10 @@ BlockRecipe blockRecipe(const ModelConfig &c, const names::Stack &stack, int lay
     BlockRecipe r;
     r.outputs = {"out"};
     std::string x = BlockStep::kInput;
+    if (c.shared.timestepSignal) {
+        r.steps.push_back(sublayer(Kind::TimestepSignal, "timestep", {x}));
+        x = "timestep";
+    }
     if (c.funnel.upsamplesAt(layer)) {
         r.steps.push_back(sublayer(Kind::FunnelUpsample, "upsampled", {x}));
         x = "upsampled";

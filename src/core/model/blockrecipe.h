@@ -29,6 +29,8 @@ struct BlockStep
         FunnelUpsample, // upsampled = up(in[0]) + the skip layer's stream (model/funnel.h)
         Add, // out = in[0] + in[1] (+ in[2]), summed left to right: a residual add
         FourierMixing, // fourier.out = Re(F_N in[0] F_d): FNet's block, in attention's place (model/fourierlayers.h)
+        TimestepSignal, // timestep = in[0] + S(layer + 1): the Universal Transformer's step signal
+                        // (model/sharedblocks.h)
     };
     static constexpr const char *kInput = "x"; // the stream entering the block
     static constexpr const char *kStream1 = "x1"; // a reversible block's two streams

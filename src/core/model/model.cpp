@@ -304,13 +304,13 @@ void Model::clampSpanFractions()
             v = std::clamp(v, 0.0f, 1.0f);
 }
 
-void Model::sinusoidalPositions(Tensor &out)
+void Model::sinusoidalPositions(Tensor &out, int64_t first)
 {
     const int64_t T = out.dim(0), D = out.dim(1);
     MatrixMap o = out.matrix();
     for (int64_t t = 0; t < T; ++t)
         for (int64_t i = 0; i < D; i += 2) {
-            const double angle = double(t) / std::pow(10000.0, double(i) / double(D));
+            const double angle = double(first + t) / std::pow(10000.0, double(i) / double(D));
             o(t, i) = static_cast<float>(std::sin(angle));
             if (i + 1 < D)
                 o(t, i + 1) = static_cast<float>(std::cos(angle));

@@ -107,7 +107,7 @@ public:
 
     // The sinusoidal encoding (Vaswani et al. 2017) a model of that kind adds to its embedding, for `out` of T × D:
     // PE(t, 2i) = sin(t / 10000^(2i/D)), PE(t, 2i+1) = cos(t / 10000^(2i/D)) (no parameters, no backward).
-    static void sinusoidalPositions(Tensor &out);
+    static void sinusoidalPositions(Tensor &out, int64_t first = 0); // rows for t = first, first + 1, …
     // This model with another positional encoding, for comparing kinds on the same weights (`dump --positions`):
     // any kind without learned parameters (sinusoidal, rope, rope-half, alibi, none), or the model's own. Throws
     // atlas::Error naming `field` when the kind needs a table the model does not have, or does not fit its heads.

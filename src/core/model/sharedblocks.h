@@ -17,6 +17,10 @@ struct ModelConfig;
 struct SharedBlocks
 {
     bool enabled = false; // atlas_shared_blocks
+    // atlas_timestep_signal: the Universal Transformer's step signal, S(t) added to the stream before step t = 1 … L:
+    // S(t)_2j = sin(t / 10000^(2j/D)), S(t)_2j+1 = cos(t / 10000^(2j/D)) (the paper's coordinate embedding in time),
+    // so that the shared block can tell its steps apart. The positions stay the model's own, added once.
+    bool timestepSignal = false;
 
     static SharedBlocks fromJson(const nlohmann::json &j, const std::string &source);
     void toJson(nlohmann::json &j) const;

@@ -268,6 +268,9 @@ Tensor BackwardPass::recipeBackward(int i, const Tensor &dout)
         case Kind::FunnelUpsample:
             owned[step.in[0]] = upsampleBackward(i, gradientOf(step.out));
             break;
+        case Kind::TimestepSignal: // X + S(t): a constant added, the gradient passes unchanged
+            into(step.in[0]).matrix() += gradientOf(step.out).matrix();
+            break;
         case Kind::FourierMixing: { // the map is its own adjoint (ops::fourier_mix_forward)
             BackwardStep scope(m_s, i, step.out);
             Tensor din({T, m_c.dModel});

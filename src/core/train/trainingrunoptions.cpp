@@ -214,6 +214,13 @@ std::vector<TrainingRunOption> makeTable()
             .kind = K::Flag,
             .setNumber = [](TrainingRun &r, double v) { r.sharedBlocks = v != 0; },
             .text = [](const TrainingRun &r) { return flagText(r.sharedBlocks); }},
+        {.name = "timestep-signal",
+            .help = "the Universal Transformer's step signal: a sinusoid of the step added to every position before "
+                    "each application of the shared block",
+            .kind = K::Flag,
+            .needs = "shared-blocks",
+            .setNumber = [](TrainingRun &r, double v) { r.timestepSignal = v != 0; },
+            .text = [](const TrainingRun &r) { return flagText(r.timestepSignal); }},
         {.name = "ponder-cost",
             .valueName = "τ",
             .help = "adaptive computation time's price of a block: τ · the mean ponder time N + R joins the loss "
@@ -431,7 +438,7 @@ void checkTrainingRunOptionsNeeded(const TrainingRun &run)
                 setters.push_back(o.name);
         if (!setters.empty() && !isTrainingRunOptionSet(run, needed))
             throw Error(joined(setters, " and ") + (setters.size() == 1 ? " needs " : " need ") + needed.name
-                + ": give " + needed.name + " " + needed.valueName + " too");
+                + ": give " + needed.name + (needed.valueName.empty() ? "" : " " + needed.valueName) + " too");
     }
     for (const TrainingRunOption &o : trainingRunOptions()) {
         const size_t eq = o.needs.find('=');

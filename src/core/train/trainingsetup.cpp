@@ -38,6 +38,7 @@ ModelConfig shapedConfig(const TrainingRun &run, const Task &task)
     config.act.enabled = run.act;
     config.act.ponderCost = float(run.actPonderCost);
     config.shared.enabled = run.sharedBlocks;
+    config.shared.timestepSignal = run.timestepSignal;
     if (!run.funnelBlocks.empty()) {
         config.funnel = {run.funnelBlocks, run.funnelDecoderLayers};
         const int layers = config.funnel.encoderLayers() + run.funnelDecoderLayers;

@@ -26,6 +26,7 @@ struct TrainingRun
     bool act = false; // atlas_act: adaptive computation time over the blocks
     double actPonderCost = 0.01; // atlas_act_ponder_cost τ, with act
     bool sharedBlocks = false; // atlas_shared_blocks: one block's weights at every layer
+    bool timestepSignal = false; // atlas_timestep_signal, with sharedBlocks
     std::string positions; // atlas_positions (docs/models.md); empty = learned, as every built-in model
     std::string normaliser; // atlas_attention_normaliser; empty = softmax
     int spanRamp = 0; // atlas_span_ramp: adaptive attention span with a ramp of R tokens (0: none)
