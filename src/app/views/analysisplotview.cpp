@@ -18,6 +18,7 @@
 #include <QStackedLayout>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -328,6 +329,11 @@ QCPLegend *AnalysisPlotView::addPanelLegend(QCPAxisRect *rect, const std::vector
     for (QCPAbstractPlottable *entry : entries)
         entry->addToLegend(legend);
     return legend;
+}
+
+double AnalysisPlotView::tokenMarkSize(const QCPAxisRect *rect, int tokenCount)
+{
+    return std::clamp(rect->width() / double(std::max(1, tokenCount)), 3.0, 9.0);
 }
 
 void AnalysisPlotView::setBlockByTokenAxes(QCPAxis *tokens, QCPAxis *blocks, int tokenCount, int layers)

@@ -89,6 +89,9 @@ protected:
     // label under its column when there are at most 32 (the map taking two fifths of the plot's width), else
     // positions; the blocks up the side, "after block".
     void setBlockByTokenAxes(QCPAxis *tokens, QCPAxis *blocks, int tokenCount, int layers);
+    // A mark's size on such a map: no wider than a token's share of `rect` once laid out, between 3 and 9 px (outlines
+    // of 9 px on tokens a pixel apart make one solid band that hides the map).
+    static double tokenMarkSize(const QCPAxisRect *rect, int tokenCount);
     // A panel's title, bold on its top axis (which shows nothing else).
     static void setPanelTitle(QCPAxisRect *rect, const QString &text);
     // A legend under the plots of every named plottable, `columns` entries a row, in the theme's colours.

@@ -402,32 +402,6 @@ void ProgramBuilder::droppedBlock(int i)
         });
 }
 
-std::string ProgramBuilder::adaptiveComputation()
-{
-    const int64_t L = m_c.layers;
-    std::vector<std::string> states;
-    for (int n = 1; n <= m_c.layers; ++n)
-        states.push_back(names::residualStream(m_s, n));
-    const std::string out = names::haltingTensor("out");
-    add(out, "adaptive computation time", -1, states,
-        {{names::haltingTensor("halting"), {T, L}, "h_n = σ(w · X_n + b)  (after block n)"},
-            {names::haltingTensor("weights"), {T, L},
-                "p_n = h_n before the halting block N, R = 1 − Σ_{n<N} h_n at N, 0 after  (N: the first block with "
-                "Σ h ≥ 1 − ε = "
-                    + formulaNumber(1.0 - double(m_c.act.epsilon)) + ", the last at the latest)"},
-            {names::haltingTensor("steps"), {T}, "N"}, {names::haltingTensor("ponder"), {T}, "ρ = N + R"},
-            {out, {T, m_c.dModel}, "X_act = Σ_n p_n X_n"}},
-        [states, L, T = T, D = int64_t(m_c.dModel)](const Model &m, const Input &, const Trace &tr) {
-            std::vector<const Tensor *> in;
-            for (const std::string &name : states)
-                in.push_back(&tr.tensor(name));
-            Outputs o {Tensor({T, L}), Tensor({T, L}), Tensor({T}), Tensor({T}), Tensor({T, D})};
-            ops::act_forward(o[0], o[1], o[2], o[3], o[4], in, m.haltingWeight, m.haltingBias, m.config.act.epsilon);
-            return o;
-        });
-    return out;
-}
-
 void ProgramBuilder::head()
 {
     std::string last = m_c.act.enabled ? adaptiveComputation() : names::residualStream(m_s, m_c.layers);

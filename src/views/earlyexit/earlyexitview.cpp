@@ -162,14 +162,14 @@ void EarlyExitView::drawExits(const EarlyExit &e, const std::vector<int> &exits)
     const ThemeColors colors = themeColors(m_spec.theme);
     agrees->setName(tr("stops: the whole model's prediction"));
     differs->setName(tr("stops: another prediction"));
-    // A mark no wider than a token's share of the axes, set once they are laid out: outlines of 9 px on tokens a
-    // pixel apart made one solid band that hid the confidences. Small marks are rings, a run of them a thin line.
+    // Marks fitted to a token's share of the axes once they are laid out (tokenMarkSize). Small marks are rings, a run
+    // of them a thin line.
     // Called from the plot's layout as long as `agrees` lives; the other two may go first when the plot is cleared.
     const auto fitMarks
         = [agrees, differs = QPointer<QCPGraph>(differs), rect = QPointer<QCPAxisRect>(rect), T, colors] {
               if (!differs || !rect)
                   return;
-              const double mark = std::clamp(rect->width() / double(std::max(1, T)), 3.0, 9.0);
+              const double mark = tokenMarkSize(rect, T);
               agrees->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colors.text, colors.background, mark));
               differs->setScatterStyle(mark >= 6
                       ? QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kDisagrees, 2.5), Qt::NoBrush, mark + 1)

@@ -6,6 +6,8 @@
 
 #include <qcustomplot.h>
 
+#include <QPointer>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -70,8 +72,14 @@ void HaltingView::drawWeights(const HaltingAnalysis &a)
     for (int t = 0; t < T; ++t)
         halts->addData(t, a.steps[size_t(t)] - 1);
     halts->setLineStyle(QCPGraph::lsNone);
-    const double mark = std::clamp(600.0 / std::max(1, T), 3.0, 9.0);
-    halts->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(colors.text, 1.5), Qt::NoBrush, mark));
+    // rings fitted to a token's share of the map once it is laid out, as the Early exit view's marks
+    const auto fitRings = [halts, rect = QPointer<QCPAxisRect>(rect), T, pen = QPen(colors.text, 1.5)] {
+        if (rect)
+            halts->setScatterStyle(
+                QCPScatterStyle(QCPScatterStyle::ssCircle, pen, Qt::NoBrush, tokenMarkSize(rect, T)));
+    };
+    fitRings();
+    connect(plot(), &QCustomPlot::afterLayout, halts, fitRings);
     halts->setAntialiasedScatters(T < kAntialiasedMarksBelow);
     setBlockByTokenAxes(x, y, T, L);
     setPanelTitle(rect, tr("How much of each block ln_f reads"));
