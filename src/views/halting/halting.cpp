@@ -72,6 +72,29 @@ namespace {
 using namespace atlas::analysis;
 
 // The halting op's tensors and the logits, read from the run: nothing to compute beyond the surprise per position.
+// The mean N of a byte-level model's spaces, vowels, other letters and other characters, the token ids being bytes.
+std::vector<std::pair<std::string, double>> stepsByCharacter(
+    const std::vector<int> &steps, const std::vector<int> &bytes)
+{
+    const std::vector<std::string> kinds = {"spaces", "vowels", "other letters", "other characters"};
+    std::vector<double> sum(kinds.size(), 0.0);
+    std::vector<int> count(kinds.size(), 0);
+    for (size_t t = 0; t < steps.size() && t < bytes.size(); ++t) {
+        const int b = bytes[t];
+        const bool letter = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z');
+        const size_t kind = b == ' '                                                 ? 0
+            : letter && std::string("aeiouAEIOU").find(char(b)) != std::string::npos ? 1
+            : letter                                                                 ? 2
+                                                                                     : 3;
+        sum[kind] += steps[t];
+        ++count[kind];
+    }
+    std::vector<std::pair<std::string, double>> out;
+    for (size_t k = 0; k < kinds.size(); ++k)
+        out.emplace_back(kinds[k], count[k] > 0 ? sum[k] / count[k] : std::numeric_limits<double>::quiet_NaN());
+    return out;
+}
+
 AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
 {
     if (!c.model || !c.trace)
@@ -109,6 +132,8 @@ AnalysisRequest request(const ViewSpec &, const AnalysisContext &c)
                 }
                 a.surprise.push_back(surprise);
             }
+            if (model->config.tokenizer == "bytes")
+                a.stepsByCharacter = stepsByCharacter(a.steps, tokens);
         });
     };
     return r;

@@ -2,6 +2,8 @@
 
 #include "view/viewanalysis.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -19,6 +21,9 @@ struct HaltingAnalysis : ViewAnalysis
     // −log p(next token) per position, the model's loss there; NaN at the last position and in a model that does not
     // predict the next token.
     std::vector<double> surprise;
+    // A byte-level model's characters by kind (' ', a vowel, another letter, anything else): their mean N, NaN for a
+    // kind the input lacks; empty for a model of any other tokenizer.
+    std::vector<std::pair<std::string, double>> stepsByCharacter;
 
     double meanPonder() const;
     // The mean ponder time of the positions whose surprise is in the highest (`hardest`) or lowest quarter; NaN

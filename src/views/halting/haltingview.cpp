@@ -54,6 +54,12 @@ QString HaltingView::draw(const HaltingAnalysis &a)
         text += tr("The quarter of positions whose next token surprised the model most ponder %1 blocks, the least "
                    "surprising quarter %2 (correlation %3). ")
                     .arg(formatNumber(hard, 3), formatNumber(easy, 3), formatNumber(a.correlation(), 2));
+    QStringList kinds;
+    for (const auto &[kind, steps] : a.stepsByCharacter)
+        if (std::isfinite(steps))
+            kinds << tr("%1 %2").arg(QString::fromStdString(kind), formatNumber(steps, 3));
+    if (!kinds.isEmpty())
+        text += tr("Blocks run (N) by the character read: %1. ").arg(kinds.join(QStringLiteral(", ")));
     text += tr("Training adds \u03C4 times the mean ponder time to the loss, so a block costs something and a token "
                "halts where more blocks stop paying.");
     return text;

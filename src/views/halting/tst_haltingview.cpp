@@ -8,6 +8,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <numeric>
 
 using namespace atlas;
@@ -36,6 +37,13 @@ private slots:
         QVERIFY2(
             view.caption().contains("runs " + formatNumber(blocks, 3) + " of 6 blocks"), qPrintable(view.caption()));
         QVERIFY2(view.caption().contains("N + R is " + formatNumber(mean, 3)), qPrintable(view.caption()));
+        double spaces = 0; // the spaces' mean N, which the caption gives by kind of character
+        const double count = double(std::count(spec.text.begin(), spec.text.end(), ' '));
+        for (size_t t = 0; t < spec.text.size(); ++t)
+            if (spec.text[t] == ' ')
+                spaces += steps.data()[t] / count;
+        QVERIFY2(view.caption().contains("by the character read: spaces " + formatNumber(spaces, 3) + ", vowels "),
+            qPrintable(view.caption()));
         for (int t = 0; t < a->tokens; ++t) { // the weights sum to 1, and none after the halting block
             double sum = 0;
             for (int n = 0; n < a->layers; ++n) {
