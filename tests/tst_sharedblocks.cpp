@@ -3,6 +3,7 @@
 // gradient of the same model untied (its blocks copies of block 0), and agrees with central differences; training
 // keeps the layers tied and the checkpointed runner agrees; and what it does not run with is refused by name.
 
+#include "analysis/layerdrop.h"
 #include "centraldifferences.h"
 #include "engine/engine.h"
 #include "errortesting.h"
@@ -12,6 +13,7 @@
 #include "model/ggufmodel.h"
 #include "model/model.h"
 #include "ops/ops.h"
+#include "quantization/quantizationeffect.h"
 #include "sanitizertesting.h"
 #include "testbundle.h"
 #include "train/backprop.h"
@@ -83,6 +85,7 @@ private slots:
     void refusesWhatItDoesNotRun();
     void timestepSignalIsTheStepsSinusoid();
     void generatorAgreesWithTheProgram();
+    void runsTheBlockAnyNumberOfTimes();
     void austenUtHaltsEarlyOnOneBlock();
 };
 
@@ -112,6 +115,7 @@ void TestSharedBlocks::checkpointHoldsOneBlock()
     a.runToEnd();
     b.runToEnd();
     QCOMPARE(b.trace().tensor("logits").values(), a.trace().tensor("logits").values());
+    QCOMPARE(quantizationProblem(back, 3), std::string()); // layer 3's matrices are block 0's
 }
 
 // The reference: the same weights as a model of four blocks of its own, whose gradients the backward computes layer
@@ -269,6 +273,33 @@ void TestSharedBlocks::generatorAgreesWithTheProgram()
     }
 }
 
+// Depth chosen at run time: the block applied 7 times runs the first 4 as the model of 4 does, then 3 more; a model of
+// blocks of its own, and a count outside 1..64, are refused by name.
+void TestSharedBlocks::runsTheBlockAnyNumberOfTimes()
+{
+    const auto model = std::make_shared<const Model>(Model::random(sharedConfig(), 19));
+    const auto deeper = std::make_shared<const Model>(model->withDepth(7, "steps"));
+    QCOMPARE(deeper->config.layers, 7);
+    Engine four(model, sharedInput()), seven(deeper, sharedInput());
+    four.runToEnd();
+    seven.runToEnd();
+    for (int layer = 0; layer < 4; ++layer) {
+        const std::string out = "layer." + std::to_string(layer) + ".out";
+        QCOMPARE(seven.trace().tensor(out).values(), four.trace().tensor(out).values());
+    }
+    QVERIFY(seven.trace().contains("layer.6.out"));
+    QVERIFY(seven.trace().tensor("logits").values() != four.trace().tensor("logits").values());
+    Engine same(std::make_shared<const Model>(model->withDepth(4, "steps")), sharedInput());
+    same.runToEnd();
+    QCOMPARE(same.trace().tensor("logits").values(), four.trace().tensor("logits").values());
+    ModelConfig untied = sharedConfig();
+    untied.shared.enabled = false;
+    const QString own = errorFrom([&] { Model::random(untied, 1).withDepth(6, "steps"); });
+    QVERIFY2(own.startsWith("steps: model 'random' has a block of its own"), qPrintable(own));
+    QVERIFY(errorFrom([&] { model->withDepth(0, "steps"); }).contains("give 1 to 64"));
+    QVERIFY(errorFrom([&] { model->withDepth(65, "steps"); }).contains("give 1 to 64"));
+}
+
 // The shipped Universal Transformer: one block of austen-6's shape applied up to six times, each character halting.
 void TestSharedBlocks::austenUtHaltsEarlyOnOneBlock()
 {
@@ -309,6 +340,17 @@ void TestSharedBlocks::austenUtHaltsEarlyOnOneBlock()
                              .arg(count);
     QVERIFY2(mean > 1.5 && mean < 1.85 && letter > space + 0.25 && histogram[1] + histogram[2] > 0.9 * count,
         qPrintable(what));
+    // Depth at run time (evaluate --step-sweep): one step falls short, two do what six do, and twelve no more.
+    const StepSweep sweep = stepSweep(model, 12, 256);
+    const double trained = sweep.scores[5].tokenAccuracy;
+    QVERIFY2(sweep.scores[0].tokenAccuracy < trained - 0.04
+            && std::fabs(sweep.scores[1].tokenAccuracy - trained) < 0.003
+            && std::fabs(sweep.scores[11].tokenAccuracy - trained) < 0.003,
+        qPrintable(QString("%1, %2, %3 at 1, 2 and 12 steps against %4 at 6")
+                       .arg(sweep.scores[0].tokenAccuracy)
+                       .arg(sweep.scores[1].tokenAccuracy)
+                       .arg(sweep.scores[11].tokenAccuracy)
+                       .arg(trained)));
 }
 
 QTEST_GUILESS_MAIN(TestSharedBlocks)

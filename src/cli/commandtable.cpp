@@ -297,6 +297,8 @@ std::vector<CliCommand> makeTable()
                     "each head switched off alone: the loss increase, layer × head"},
                 {"--model M --layer-sweep [--examples N]",
                     "blocks pruned (LayerDrop): accuracy keeping the first k, or k spread evenly"},
+                {"--model M --step-sweep [--examples N]",
+                    "a shared block (the Universal Transformer) applied 1 … 2L times: accuracy at every depth"},
                 {"--model M --token-sweep [--examples N]",
                     "tokens eliminated (PoWER-BERT): accuracy against work, by significance and at random"},
                 {"--model M --by-position [--examples N]",
@@ -309,6 +311,7 @@ std::vector<CliCommand> makeTable()
                     {"head-importance", "", "switch each head off alone and report what it costs"},
                     {"drop-layers", "1,3", "also score the model with these blocks left out"},
                     {"layer-sweep", "", "score the model's own task with 1 … L blocks kept, two ways"},
+                    {"step-sweep", "", "score a shared model's own task with its block applied 1 … 2L times"},
                     {"token-sweep", "", "score a masked LM with tokens eliminated layer by layer, three ways"},
                     {"by-position", "", "a retrieval model's accuracy by the position of the asked pair"}}
                 + kAblation,

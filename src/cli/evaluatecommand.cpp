@@ -9,6 +9,7 @@
 #include "train/evaluation.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -62,6 +63,18 @@ void printDepthSweep(std::shared_ptr<const Model> model, int examples)
     }
 }
 
+// A shared model's task with its block applied 1 … 2L times (analysis/layerdrop.h's stepSweep).
+void printStepSweep(std::shared_ptr<const Model> model, int examples)
+{
+    const StepSweep sweep = stepSweep(model, std::min(2 * model->config.layers, Model::kMaxSharedSteps), examples);
+    std::printf("%s on %s, its one block applied 1 … %zu times (trained with %d; %d examples)\n", sweep.model.c_str(),
+        sweep.task.c_str(), sweep.scores.size(), sweep.trained, examples);
+    std::printf("%6s  %-15s %-10s\n", "steps", "token accuracy", "loss");
+    for (size_t s = 0; s < sweep.scores.size(); ++s)
+        std::printf("%6zu  %13.2f%%  %8.4f%s\n", s + 1, 100 * sweep.scores[s].tokenAccuracy, sweep.scores[s].loss,
+            int(s) + 1 == sweep.trained ? "   (trained)" : "");
+}
+
 // The model's task with tokens eliminated layer by layer at every geometric rate (analysis/tokenreduction.h).
 void printTokenSweep(std::shared_ptr<const Model> model, int examples)
 {
@@ -111,6 +124,8 @@ bool runOwnTaskSweep(const Arguments &args, std::shared_ptr<const Model> model, 
     const OwnTaskSweep sweeps[] = {
         {"layer-sweep", "prunes blocks at every depth", everyOption,
             [](const Arguments &, auto m, int n) { printDepthSweep(m, n); }},
+        {"step-sweep", "applies a shared block 1 … 2L times", everyOption,
+            [](const Arguments &, auto m, int n) { printStepSweep(m, n); }},
         {"token-sweep", "eliminates tokens at every rate", everyOption,
             [](const Arguments &, auto m, int n) { printTokenSweep(m, n); }},
         {"by-position", "asks a retrieval model for each pair in turn", everyOption,

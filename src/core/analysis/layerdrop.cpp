@@ -71,4 +71,21 @@ DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples)
     return sweep;
 }
 
+StepSweep stepSweep(std::shared_ptr<const Model> model, int maxSteps, int examples)
+{
+    if (const std::string why = depthSweepProblem(*model); !why.empty())
+        throw Error("a step sweep scores a model of one stack on its own task: " + why);
+    model->withDepth(maxSteps, "--step-sweep"); // refuses a model of blocks of its own, or too many steps
+    StepSweep sweep;
+    sweep.model = model->name;
+    sweep.task = model->config.task;
+    sweep.trained = model->config.layers;
+    sweep.examples = examples;
+    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    for (int s = 1; s <= maxSteps; ++s)
+        sweep.scores.push_back(
+            evaluateOnTask(std::make_shared<const Model>(model->withDepth(s, "--step-sweep")), *task, examples));
+    return sweep;
+}
+
 } // namespace atlas

@@ -30,6 +30,14 @@ struct DepthSweep
     std::vector<PrunedDepth> first, everyOther; // k = 1 … L each (k = L: the whole model)
 };
 
+// A shared model (the Universal Transformer's one block) scored with its block applied 1 … maxSteps times.
+struct StepSweep
+{
+    std::string model, task;
+    int trained = 0, examples = 0; // the steps it was trained with
+    std::vector<Evaluation> scores; // [s − 1]: s steps
+};
+
 // "1,3" -> blocks 1 and 3, each in 0..layers−1 (sorted, each once); errors name `source` and the item.
 std::vector<int> parseLayerList(const std::string &text, int layers, const std::string &source);
 // The blocks `rule` drops to keep `kept` of `layers` (1 ≤ kept ≤ layers).
@@ -39,5 +47,8 @@ std::string depthSweepProblem(const Model &model);
 // The model's own task (atlas_task) scored at every depth by both rules, on `examples` held-out examples. Throws
 // atlas::Error with depthSweepProblem's reason.
 DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples = 256);
+// A shared model's own task (atlas_task) with its block applied 1 … maxSteps times (Model::withDepth), on `examples`
+// held-out examples. Throws atlas::Error for a model whose blocks are its own or that has no task.
+StepSweep stepSweep(std::shared_ptr<const Model> model, int maxSteps, int examples = 256);
 
 } // namespace atlas

@@ -354,6 +354,21 @@ Model Model::withRouting(double capacityFactor, int topK, const std::string &fie
     return m;
 }
 
+Model Model::withDepth(int steps, const std::string &field) const
+{
+    if (!config.shared.enabled)
+        throw Error(field + ": model '" + name + "' has a block of its own at each of its "
+            + std::to_string(config.layers)
+            + " layers; only a model whose layers share one block (atlas_shared_blocks) runs it another number of "
+              "times");
+    if (steps < 1 || steps > kMaxSharedSteps)
+        throw Error(field + ": " + std::to_string(steps) + " steps; give 1 to " + std::to_string(kMaxSharedSteps));
+    Model m = *this;
+    m.config.layers = steps;
+    m.blocks.assign(size_t(steps), blocks.at(0));
+    return m;
+}
+
 void Model::tieSharedBlocks()
 {
     if (config.shared.enabled)

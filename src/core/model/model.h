@@ -56,6 +56,7 @@ struct BlockWeights : PartTensors
 class Model
 {
 public:
+    static constexpr int kMaxSharedSteps = 64; // withDepth's bound
     ModelConfig config;
     Tensor wte; // [V, D]
     Tensor wpe; // [context, D] learned positions (empty for every other kind)
@@ -123,6 +124,10 @@ public:
     // Shared blocks (ModelConfig::shared): every layer's weights become block 0's again, as copies that share their
     // data; after a load, a draw and each optimiser step. Nothing for any other model.
     void tieSharedBlocks();
+    // This shared model (ModelConfig::shared) applying its block `steps` times instead of its own count, 1..64: in a
+    // Universal Transformer depth is chosen at run time. Throws atlas::Error naming `field` for a model whose blocks
+    // are its own, or a count outside.
+    Model withDepth(int steps, const std::string &field) const;
     // One empty BlockWeights per layer, with room for its experts: the parameters() map then names every slot.
     void allocateBlocks();
 

@@ -22,6 +22,9 @@ struct SharedBlocks
     // so that the shared block can tell its steps apart. The positions stay the model's own, added once.
     bool timestepSignal = false;
 
+    // The block whose parameters layer `layer`'s are: block 0 when shared, else the layer's own.
+    int heldBy(int layer) const { return enabled ? 0 : layer; }
+
     static SharedBlocks fromJson(const nlohmann::json &j, const std::string &source);
     void toJson(nlohmann::json &j) const;
     void validate(const ModelConfig &config, const std::string &source) const;

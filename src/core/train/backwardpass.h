@@ -119,13 +119,10 @@ private:
     // m_dSort; then, from m_dSort, the sorting network's parameters and its input's gradient, added into din (T,D).
     void sinkhornBackward(int i, Tensor &dmasked, const Tensor &dprobs);
     void sortingNetworkBackward(int i, Tensor &din);
-    // Block i's parameter `part` of this stack, and the model's `part`, under the family's names
-    // (model/parameternames.h), without ".weight": "encoder.h.0.ln_1" …
-    // Block i's parameter `part`; with shared blocks block 0's, into which every layer's gradient adds.
-    std::string param(int i, BlockPart part) const
-    {
-        return blockParameter(m_c, m_s, m_c.shared.enabled ? 0 : i, part);
-    }
+    // Block i's parameter `part` of this stack (with shared blocks block 0's, into which every layer's gradient adds),
+    // and the model's `part`, under the family's names (model/parameternames.h), without ".weight": "encoder.h.0.ln_1"
+    // …
+    std::string param(int i, BlockPart part) const { return blockParameter(m_c, m_s, m_c.shared.heldBy(i), part); }
     std::string modelParam(ModelPart part) const { return modelParameter(m_c, part, m_s); }
     Tensor *biasGrad(const std::string &module); // null when the module has no bias
     void linearBackward(Tensor &dx, const std::string &module, const Tensor &dy, const Tensor &x, const Tensor &weight);

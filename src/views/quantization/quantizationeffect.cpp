@@ -155,7 +155,7 @@ std::string quantizationProblem(const Model &model, int layer, const names::Stac
     const auto parameters = model.parameters();
     for (const Role &r : roles()) {
         try {
-            if (parameters.count(blockParameter(c, stack, layer, r.part) + ".weight"))
+            if (parameters.count(blockParameter(c, stack, c.shared.heldBy(layer), r.part) + ".weight"))
                 return {};
         } catch (const Error &) {
         }
@@ -216,7 +216,7 @@ QuantizationEffect quantizationEffect(const Model &model, const Trace &trace, in
             break;
         std::string parameter;
         try {
-            parameter = blockParameter(c, stack, layer, r.part) + ".weight";
+            parameter = blockParameter(c, stack, c.shared.heldBy(layer), r.part) + ".weight";
         } catch (const Error &) {
             continue;
         }
