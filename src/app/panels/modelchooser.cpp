@@ -16,36 +16,37 @@ namespace {
 
 constexpr char kRecentKey[] = "models/recentDirectories";
 
-bool isBuiltinName(const QString &name)
+} // namespace
+
+bool ModelChooser::isBuiltinName(const QString &name) const
 {
-    for (const BuiltinModel &m : builtinModels())
+    for (const BuiltinModel &m : m_builtins)
         if (QString::fromStdString(m.name) == name)
             return true;
     return false;
 }
 
-// A built-in model's name, or a directory as one absolute path (the box and the list find it however it was given);
-// a built-in model's own directory, dropped on the window or opened from the File menu, is the built-in entry.
-QString modelKey(const std::string &model)
+QString ModelChooser::modelKey(const std::string &model) const
 {
     const QString name = QString::fromStdString(model);
     if (isBuiltinName(name))
         return name;
-    const QString canonical = QFileInfo(name).canonicalFilePath();
-    for (const BuiltinModel &m : builtinModels())
-        if (!canonical.isEmpty() && QFileInfo(QString::fromStdString(m.directory)).canonicalFilePath() == canonical)
-            return QString::fromStdString(m.name);
+    if (const auto it = m_builtinByDirectory.find(QFileInfo(name).canonicalFilePath());
+        it != m_builtinByDirectory.end() && !it->first.isEmpty())
+        return it->second;
     return QDir::cleanPath(QFileInfo(name).absoluteFilePath());
 }
 
-} // namespace
-
 ModelChooser::ModelChooser(Session *session, QMainWindow *window, QMenu *recentMenu)
     : QObject(window)
+    , m_builtins(builtinModels())
     , m_session(session)
     , m_box(new QComboBox(window))
     , m_recentMenu(recentMenu)
 {
+    for (const BuiltinModel &m : m_builtins)
+        m_builtinByDirectory[QFileInfo(QString::fromStdString(m.directory)).canonicalFilePath()]
+            = QString::fromStdString(m.name);
     m_box->setToolTip(tr("The built-in models, and the model directories opened lately; File ▸ Open Model Directory "
                          "opens another, or drop its folder or file on the window"));
     m_box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -83,7 +84,7 @@ void ModelChooser::fillBox()
 {
     const QSignalBlocker block(m_box);
     m_box->clear();
-    for (const BuiltinModel &m : builtinModels()) {
+    for (const BuiltinModel &m : m_builtins) {
         m_box->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
         m_box->setItemData(m_box->count() - 1, QString::fromStdString(m.description), Qt::ToolTipRole);
     }

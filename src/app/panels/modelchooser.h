@@ -1,8 +1,14 @@
 #pragma once
 
+#include "model/builtinmodels.h"
+
 #include <QObject>
 #include <QString>
 #include <QStringList>
+
+#include <map>
+#include <string>
+#include <vector>
 
 class QComboBox;
 class QMainWindow;
@@ -31,7 +37,14 @@ private:
     void remember(const QString &directory);
     void fillBox();
     void fillRecentMenu();
+    // A built-in model's name, or a directory as one absolute path (the box and the list find it however it was
+    // given); a built-in model's own directory, dropped on the window or opened from the File menu, is its name.
+    QString modelKey(const std::string &model) const;
+    bool isBuiltinName(const QString &name) const;
 
+    // The built-in models, listed once: their names, and each directory's canonical path to its name.
+    std::vector<BuiltinModel> m_builtins;
+    std::map<QString, QString> m_builtinByDirectory;
     Session *m_session;
     QComboBox *m_box;
     QMenu *m_recentMenu;
