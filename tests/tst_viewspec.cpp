@@ -50,7 +50,7 @@ private slots:
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
                  "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel",
                  "qk-norm", "early-exit", "layerdrop", "token-reduction", "sinkhorn", "lost-in-the-middle",
-                 "adaptive-span", "quantization", "fourier", "needle", "halting"})
+                 "adaptive-span", "quantization", "fourier", "needle", "halting", "steps"})
             QVERIFY2(std::count(kinds.begin(), kinds.end(), k) == 1, k);
         const auto mask = std::find(kinds.begin(), kinds.end(), "mask");
         QVERIFY(kinds.end() - mask > 3);
@@ -62,10 +62,10 @@ private slots:
             std::vector<std::string>({"next-token", "tokenizer", "tensor", "positions", "experts", "sparse-ffn",
                 "quantization", "objective", "fills"}));
         const auto approximation = std::find(kinds.begin(), kinds.end(), "approximation");
-        QVERIFY(kinds.end() - approximation > 9);
-        QCOMPARE(std::vector<std::string>(approximation, approximation + 10),
+        QVERIFY(kinds.end() - approximation > 10);
+        QCOMPARE(std::vector<std::string>(approximation, approximation + 11),
             std::vector<std::string>({"approximation", "fourier", "pattern", "sinkhorn", "sparsity", "adaptive-span",
-                "token-reduction", "funnel", "halting", "memory-timeline"}));
+                "token-reduction", "funnel", "halting", "steps", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
         QVERIFY(kinds.end() - fills > 16);
         QCOMPARE(std::vector<std::string>(fills, fills + 17),

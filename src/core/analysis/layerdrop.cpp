@@ -71,7 +71,8 @@ DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples)
     return sweep;
 }
 
-StepSweep stepSweep(std::shared_ptr<const Model> model, int maxSteps, int examples)
+StepSweep stepSweep(
+    std::shared_ptr<const Model> model, int maxSteps, int examples, const std::function<bool(int)> &scored)
 {
     if (const std::string why = depthSweepProblem(*model); !why.empty())
         throw Error("a step sweep scores a model of one stack on its own task: " + why);
@@ -82,9 +83,12 @@ StepSweep stepSweep(std::shared_ptr<const Model> model, int maxSteps, int exampl
     sweep.trained = model->config.layers;
     sweep.examples = examples;
     const std::unique_ptr<Task> task = Task::create(model->config.task);
-    for (int s = 1; s <= maxSteps; ++s)
+    for (int s = 1; s <= maxSteps; ++s) {
         sweep.scores.push_back(
             evaluateOnTask(std::make_shared<const Model>(model->withDepth(s, "--step-sweep")), *task, examples));
+        if (scored && !scored(s))
+            break;
+    }
     return sweep;
 }
 

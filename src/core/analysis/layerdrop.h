@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "train/evaluation.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +49,9 @@ std::string depthSweepProblem(const Model &model);
 // atlas::Error with depthSweepProblem's reason.
 DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples = 256);
 // A shared model's own task (atlas_task) with its block applied 1 … maxSteps times (Model::withDepth), on `examples`
-// held-out examples. Throws atlas::Error for a model whose blocks are its own or that has no task.
-StepSweep stepSweep(std::shared_ptr<const Model> model, int maxSteps, int examples = 256);
+// held-out examples. Throws atlas::Error for a model whose blocks are its own or that has no task. `scored` hears the
+// step counts done after each; returning false stops the sweep there (a cancelled view).
+StepSweep stepSweep(
+    std::shared_ptr<const Model> model, int maxSteps, int examples = 256, const std::function<bool(int)> &scored = {});
 
 } // namespace atlas

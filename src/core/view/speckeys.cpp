@@ -217,10 +217,11 @@ const std::vector<SpecKey> &specKeys()
         {.name = "depth",
             .field = &ViewSpec::depth,
             .type = "int 0 … 64",
-            .views = {"memory-depth", "memory-tradeoff", "inversion-error"},
+            .views = {"memory-depth", "memory-tradeoff", "inversion-error", "steps"},
             .meaning = "memory-depth (the deepest of depths 1, 2, 4 …), memory-tradeoff and inversion-error: models of "
                        "the model's shape with random weights at this depth; 0 = the model's own depth "
-                       "(inversion-error: the model's own weights, which must be reversible)",
+                       "(inversion-error: the model's own weights, which must be reversible). steps: a shared block "
+                       "applied 1 … this many times; 0 = twice the count the model was trained with",
             .rule = ">= 0, or 0 for the model's own depth",
             .check =
                 [](const ViewSpec &s) {
@@ -295,13 +296,13 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients"},
+            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients", "steps"},
             .meaning
-            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn and Gradients by depth views: a second "
-              "model (a built-in name or a directory) whose sweep or gradients are drawn beside `model`'s, e.g. "
+            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth and Steps views: a "
+              "second model (a built-in name or a directory) whose sweep or gradients are drawn beside `model`'s, e.g. "
               "`austen-6`, trained as `austen-layerdrop` without LayerDrop, `austen-mlm` beside `austen-mlm-power`, "
-              "`austen-mlm-funnel` or `austen-mlm-sinkhorn`, or the post-LN `austen-bert` beside the pre-LN "
-              "`austen-mlm`; `\"\"` = `model`'s alone",
+              "`austen-mlm-funnel` or `austen-mlm-sinkhorn`, the post-LN `austen-bert` beside the pre-LN "
+              "`austen-mlm`, or `austen-shared` (no halting) beside `austen-ut`; `\"\"` = `model`'s alone",
             .ownedByView = true,
             .perModel = true},
         {.name = "compare",

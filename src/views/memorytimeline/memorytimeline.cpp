@@ -15,7 +15,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
         .analysisKeys = {"checkpoint_every", "ffn_chunks"},
-        .after = "halting",
+        .after = "steps",
         .keys = {{.field = kMemoryScope,
             .type = "string",
             .meaning = "memory timeline: `all` (every category stacked) or `activations` (stored, recomputed and "
