@@ -186,7 +186,8 @@ void TestFnet::configReadsBackAndRefuses()
     e = refusal(R"("atlas_causal": false, "atlas_fourier_layers": "all")");
     QVERIFY2(e.contains("key 'atlas_fourier_layers' must be a list of layer numbers"), qPrintable(e));
     e = refusal(R"("atlas_causal": false, "atlas_reversible": true, "atlas_fourier_layers": [0])");
-    QVERIFY2(e.contains("GPT-2's and BERT's layouts"), qPrintable(e));
+    QVERIFY2(
+        e.contains("GPT-2's or BERT's blocks, pre- or post-LN, and the model has reversible blocks"), qPrintable(e));
     QCOMPARE(parseFourierLayers("all", 3, "--fourier"), (std::vector<int> {0, 1, 2}));
     QVERIFY(errorFrom([] { parseFourierLayers("0,x", 3, "--fourier"); }).contains("--fourier: 'x' is not"));
     TrainingRun run;

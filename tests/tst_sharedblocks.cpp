@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "errortesting.h"
 #include "generatortesting.h"
+#include "io/gguf.h"
 #include "io/safetensors.h"
 #include "model/builtinmodels.h"
 #include "model/ggufmodel.h"
@@ -25,6 +26,7 @@
 
 #include "referencetesting.h"
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -32,6 +34,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <tuple>
 
 using namespace atlas;
 using testing::errorFrom;
@@ -83,6 +86,7 @@ private slots:
     void gradientMatchesFiniteDifferences();
     void trainingKeepsTheLayersTied();
     void refusesWhatItDoesNotRun();
+    void savesAsGgufWithABlockPerLayer();
     void timestepSignalIsTheStepsSinusoid();
     void generatorAgreesWithTheProgram();
     void runsTheBlockAnyNumberOfTimes();
@@ -224,11 +228,36 @@ void TestSharedBlocks::refusesWhatItDoesNotRun()
         experts.startsWith("shared.json: atlas_shared_blocks") && experts.contains("experts"), qPrintable(experts));
     const ModelConfig back = ModelConfig::fromJson(sharedConfig().toJson(), "back.json");
     QVERIFY(back.shared.enabled);
-    QTemporaryDir dir;
     QVERIFY(ModelConfig::fromJson(sharedConfig(true, true).toJson(), "back.json").shared.timestepSignal);
-    const QString gguf = errorFrom(
-        [&] { saveGgufModel(Model::random(sharedConfig(), 1), dir.filePath("m.gguf").toStdString(), GgmlType::F32); });
-    QVERIFY2(gguf.contains("blocks sharing one set of weights"), qPrintable(gguf));
+}
+
+// llama.cpp has a block per layer: the shared block is written at each of the four, and the file read back computes
+// the model's logits. Halting and the step signal have no GGUF form and are refused by name, nothing written.
+void TestSharedBlocks::savesAsGgufWithABlockPerLayer()
+{
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("shared.gguf").toStdString();
+    const auto model = std::make_shared<Model>(Model::random(sharedConfig(), 1));
+    saveGgufModel(*model, path, GgmlType::F32);
+    const GgufFile file(path);
+    QVERIFY(file.find("blk.3.attn_qkv.weight") && !file.find("blk.4.attn_qkv.weight"));
+    const std::shared_ptr<const Model> back = loadModel(path);
+    QVERIFY(!back->config.shared.enabled);
+    QCOMPARE(back->config.layers, 4);
+    Engine a(model, sharedInput()), b(back, sharedInput());
+    a.runToEnd();
+    b.runToEnd();
+    const QString why
+        = testing::compareToReference("logits", b.trace().tensor("logits"), a.trace().tensor("logits"), 1e-5);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    for (const auto &[act, timestep, name] : {std::tuple {true, false, "adaptive computation time"},
+             std::tuple {false, true, "a step signal before each block"}}) {
+        const std::string refused = dir.filePath("refused.gguf").toStdString();
+        const QString e
+            = errorFrom([&] { saveGgufModel(Model::random(sharedConfig(act, timestep), 1), refused, GgmlType::F32); });
+        QVERIFY2(e.contains(name) && e.contains("nothing was written"), qPrintable(e));
+        QVERIFY(!QFile::exists(QString::fromStdString(refused)));
+    }
 }
 
 // Before step t = i + 1 every position gains S(t)_2j = sin(t / 10000^(2j/D)), S(t)_2j+1 = cos(…), written out here from

@@ -55,13 +55,25 @@ void FourierLayers::validate(const ModelConfig &c, const std::string &source) co
     require(!c.causal,
         "a Fourier transform mixes every position into every other, later ones too, and no mask can take them out: "
         "FNet is an encoder (atlas_causal must be false)");
-    require((c.family == Family::Gpt2 || c.family == Family::Bert) && !c.isEncoderDecoder()
-            && (c.layerNorm == LayerNormPlacement::Pre || c.layerNorm == LayerNormPlacement::Post) && !c.reversible
-            && !c.funnel.active() && !c.sinkhorn.active() && !c.adaptiveSpan() && !c.parallelResidual
-            && !c.hasExperts(),
-        "Fourier mixing is implemented for GPT-2's and BERT's layouts with one stack of pre- or post-LN blocks (no "
-        "reversible "
-        "blocks, funnel, Sinkhorn sorting, adaptive span or experts)");
+    std::string unlike; // what this model has that the Fourier block does not
+    if (c.family != Family::Gpt2 && c.family != Family::Bert) // whose norms come before or after each sub-layer
+        unlike = "the model's blocks are not of GPT-2's or BERT's layout";
+    else if (c.isEncoderDecoder())
+        unlike = "the model has two stacks";
+    else if (c.reversible)
+        unlike = "the model has reversible blocks";
+    else if (c.funnel.active())
+        unlike = "the model pools its sequence (a funnel)";
+    else if (c.sinkhorn.active())
+        unlike = "the model sorts its blocks (Sinkhorn attention)";
+    else if (c.adaptiveSpan())
+        unlike = "the model has adaptive attention spans";
+    else if (c.parallelResidual)
+        unlike = "the model's attention and feed-forward run in parallel";
+    else if (c.hasExperts())
+        unlike = "the model has experts";
+    require(unlike.empty(),
+        "Fourier mixing is implemented for one stack of GPT-2's or BERT's blocks, pre- or post-LN, and " + unlike);
 }
 
 std::vector<int> parseFourierLayers(const std::string &text, int layers, const std::string &source)

@@ -76,6 +76,7 @@ std::vector<std::pair<std::string, std::string>> computedProperties(const ModelC
     add("adaptive computation time", c.act.enabled);
     add("Fourier mixing (FNet) blocks", c.fourier.layers.size());
     add("blocks sharing one set of weights", c.shared.enabled);
+    add("a step signal before each block", c.shared.timestepSignal);
     add("experts", c.experts);
     add("positional encoding", positionKindName(c.positions));
     add("blocks", c.layers);
@@ -418,8 +419,17 @@ GgmlType ggufStoredType(const std::string &key, const Shape &shape, GgmlType wan
     return type;
 }
 
-GgufSaveReport saveGgufModel(const Model &m, const std::string &path, GgmlType type, const std::string &description)
+GgufSaveReport saveGgufModel(const Model &model, const std::string &path, GgmlType type, const std::string &description)
 {
+    // llama.cpp's architectures hold a block per layer: a shared block (model/sharedblocks.h) is written at every
+    // layer, the same weights each time, which runs the same forward. What else the model needs (halting, the step
+    // signal) is refused below by the properties read back.
+    Model perLayer;
+    if (model.config.shared.enabled) {
+        perLayer = model;
+        perLayer.config.shared.enabled = false;
+    }
+    const Model &m = model.config.shared.enabled ? perLayer : model;
     const ModelConfig &c = m.config;
     const std::string architecture
         = c.family == Family::Bert || c.family == Family::GptNeo ? std::string() : ggufArchitecture(c);

@@ -144,8 +144,10 @@ std::string analysis::weightsFingerprint(const Model &model)
         for (; i < n; ++i)
             mix(bytes[i]);
     }
+    // A shared model lists its one block once whatever its depth (Model::withDepth), so the depth is named.
     return std::to_string(h) + "/" + model.config.task + "/" + positionKindName(model.config.positions) + "/cf"
-        + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK);
+        + std::to_string(model.config.capacityFactor) + "/k" + std::to_string(model.config.expertTopK) + "/L"
+        + std::to_string(model.config.layers);
 }
 
 const TraceEntry *analysis::tracedAttentionInput(const AnalysisContext &c, int layer, std::string &why)
