@@ -5,11 +5,13 @@
 #include "errortesting.h"
 #include "lesson/lesson.h"
 #include "testbundle.h"
+#include "train/task.h"
 #include "train/trainingsetup.h"
 
 #include <QTest>
 
 #include <cmath>
+#include <random>
 #include <tuple>
 
 using namespace atlas;
@@ -204,6 +206,32 @@ private slots:
         QCOMPARE(ModelConfig::fromJson(smol.toJson(), "again").noRopeLayers, smol.noRopeLayers);
         setTrainingRunOption(run, "positions", "learned", "train: positions");
         QVERIFY(errorFrom([&] { trainingModelConfig(run); }).contains("family smollm3"));
+    }
+
+    // A context sets the windows of the novel's tasks and the positions table; Gemma 2's window follows it; the tasks
+    // whose examples have lengths of their own refuse it by name.
+    void aContextLengthensTheNovelsWindows()
+    {
+        TrainingRun run;
+        run.task = "chars";
+        setTrainingRunOption(run, "context", "256", "train: context");
+        setTrainingRunOption(run, "family", "gemma2", "train: family");
+        const ModelConfig chars = trainingModelConfig(run);
+        QCOMPARE(chars.context, 256);
+        QCOMPARE(chars.slidingWindow, 128);
+        QCOMPARE(chars.sample.size(), size_t(256));
+        std::mt19937_64 rng(1);
+        const Example example = Task::create("chars", chars.context)->sample(rng, false);
+        QCOMPARE(example.tokens.size(), size_t(256));
+        QCOMPARE(example.targets.size(), size_t(256));
+        QCOMPARE(Task::create("chars")->sample(rng, true).tokens.size(), size_t(128)); // the task's own
+        QCOMPARE(Task::create("words", 200)->sample(rng, false).tokens.size(), size_t(200));
+        QVERIFY(Task::create("words", 200)->takesContext() && !Task::create("reverse", 200)->takesContext());
+        run.task = "reverse";
+        run.family.clear();
+        QVERIFY2(errorFrom([&] { trainingModelConfig(run); }).contains("task reverse have lengths of their own"),
+            qPrintable(errorFrom([&] { trainingModelConfig(run); })));
+        QVERIFY(errorFrom([&] { setTrainingRunOption(run, "context", "32", "train: context"); }).contains("64"));
     }
 
     // gpt-oss's layout: sinks, biases, the window on the even layers, 4 stacked clamped experts (2 per token) unless

@@ -451,6 +451,15 @@ private slots:
         family->setCurrentIndex(family->findData("llama"));
         funnel->setText("2,2");
         QVERIFY(kvHeads->isEnabled() && decoder->isEnabled());
+        // A context is for the novel's windows: off for a task whose examples have lengths of their own.
+        auto *task = panel.findChild<QComboBox *>("trainTask");
+        auto *context = panel.findChild<QSpinBox *>("trainModel-context");
+        QVERIFY(task && context);
+        task->setCurrentIndex(task->findData("chars"));
+        QVERIFY(context->isEnabled());
+        QCOMPARE(context->specialValueText(), QString("task's (128)"));
+        task->setCurrentIndex(task->findData("reverse"));
+        QVERIFY(!context->isEnabled());
     }
 
     void closingTheWindowWhileTrainingStopsTheWorker()

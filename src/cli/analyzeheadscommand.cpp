@@ -79,7 +79,7 @@ int analyzeHeadsCommand(const CommandArgs &argv)
     for (const char *option : {"half", "seed", "json", "text"})
         if (args.has(option))
             throw Error(std::string("--") + option + " goes with --classify");
-    const auto task = Task::create(args.required("task"));
+    const auto task = Task::create(args.required("task"), model->config.context);
     const int examples = args.intValue("examples", 200, 1, 100000);
     for (const HeadPattern &pattern : headPatterns(task->name())) {
         std::printf("%s: %s\n", pattern.name.c_str(), pattern.description.c_str());

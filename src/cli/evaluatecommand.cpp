@@ -165,7 +165,7 @@ int evaluateCommand(const CommandArgs &argv)
         throw Error("--examples must be in 1..100000 and --length-scale in 1..64");
     if (runOwnTaskSweep(args, model, examples))
         return 0;
-    const auto task = Task::create(args.required("task"));
+    const auto task = Task::create(args.required("task"), model->config.context);
     const uint64_t seed = uint64_t(args.intValue("seed", 12345, 0, std::numeric_limits<int>::max()));
     const Evaluation e = evaluateOnTask(model, *task, examples, seed, scale);
     std::printf("%s on %s at %dx the training length: held-out loss %.4f, token accuracy %.2f%%, exact match "

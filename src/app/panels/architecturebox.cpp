@@ -125,6 +125,7 @@ void ArchitectureBox::addShapeFields(QGridLayout *grid, int &row)
     addField(grid, row, "layers", tr("La&yers"), spinBox("layers", tr("task's"), box));
     addField(grid, row, "heads", tr("Heads"), spinBox("heads", tr("task's"), box));
     addField(grid, row, "d-model", tr("d_model"), spinBox("d-model", tr("task's"), box));
+    addField(grid, row, "context", tr("Context"), spinBox("context", tr("task's"), box));
     addField(grid, row, "family", tr("Lay&out"),
         comboBox("family",
             {{tr("GPT-2"), QString()}, {tr("Llama"), QStringLiteral("llama")}, {tr("Qwen3"), QStringLiteral("qwen3")},
@@ -270,13 +271,17 @@ void ArchitectureBox::setText(const Field &field, const QString &text)
     }
 }
 
-void ArchitectureBox::setTaskShape(const ModelConfig &shape)
+void ArchitectureBox::setTaskShape(const ModelConfig &shape, bool takesContext)
 {
+    m_takesContext = takesContext;
     for (const Field &f : m_fields) {
         auto *s = qobject_cast<QSpinBox *>(f.control);
+        if (s && f.key == "context" && !takesContext)
+            s->setValue(s->minimum());
         const int own = f.key == "layers" ? shape.layers
             : f.key == "heads"            ? shape.heads
             : f.key == "d-model"          ? shape.dModel
+            : f.key == "context"          ? shape.context
                                           : 0;
         if (s && own > 0)
             s->setSpecialValueText(tr("task's (%1)").arg(own));
@@ -284,6 +289,7 @@ void ArchitectureBox::setTaskShape(const ModelConfig &shape)
             c->setItemData(0, tr("The task's own: %1").arg(QString::fromStdString(positionKindName(shape.positions))),
                 Qt::ToolTipRole);
     }
+    updateEnabled();
 }
 
 QComboBox *ArchitectureBox::startingModelBox() const
@@ -363,7 +369,7 @@ ArchitectureBox::Options ArchitectureBox::parseOptionsText(const QString &text)
 
 // An option that only sets up another is off while that one is (its `needs`, train/trainingrunoptions.h): "experts"
 // must be given, "family=llama" must have that value.
-// A model to start from fixes every other field (the run refuses them).
+// A model to start from fixes every other field (the run refuses them), and the context is for a task of windows.
 void ArchitectureBox::updateEnabled()
 {
     const auto field = [this](const std::string &key) -> const Field * {
@@ -377,7 +383,7 @@ void ArchitectureBox::updateEnabled()
         w->setVisible(!fineTuning);
     for (const Field &f : m_fields) {
         if (f.key != "from")
-            f.control->setEnabled(!fineTuning);
+            f.control->setEnabled(!fineTuning && (f.key != "context" || m_takesContext));
         if (fineTuning)
             continue;
         const TrainingRunOption &option = trainingOption(f.key);

@@ -28,8 +28,9 @@ public:
 
     explicit ArchitectureBox(QWidget *parent = nullptr);
 
-    // The task's own model: the fields' "task's" texts say its layers, heads and width.
-    void setTaskShape(const ModelConfig &shape);
+    // The task's own model: the fields' "task's" texts say its layers, heads, width and context. The context field is
+    // off for a task whose examples have lengths of their own (Task::takesContext).
+    void setTaskShape(const ModelConfig &shape, bool takesContext);
     // The models the task can start from (train/trainingsetup.h's startingModels), offered beside random weights.
     void setStartingModels(const std::vector<std::string> &names);
     QString startingModel() const; // empty: random weights
@@ -69,6 +70,7 @@ private:
     QToolButton *m_header = nullptr;
     QWidget *m_controls = nullptr;
     std::vector<Field> m_fields;
+    bool m_takesContext = true; // the task's windows follow the context field (setTaskShape)
     std::vector<QWidget *>
         m_layoutRows; // the sections, labels and fields but the start model's, hidden while fine-tuning
 };

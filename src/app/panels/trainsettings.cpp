@@ -128,7 +128,7 @@ void TrainSettings::createControls()
     connect(m_task, &QComboBox::currentIndexChanged, this, [this] {
         const std::unique_ptr<Task> task = Task::create(m_task->currentData().toString().toStdString());
         const ModelConfig c = task->modelConfig();
-        m_architecture->setTaskShape(c);
+        m_architecture->setTaskShape(c, task->takesContext());
         m_architecture->setStartingModels(startingModels(*task));
         allowMemoryOptions(!c.isEncoderDecoder());
         allowLayerDrop();
@@ -154,7 +154,7 @@ void TrainSettings::createControls()
     m_checkpointEvery->setEnabled(false);
     const std::unique_ptr<Task> task = Task::create(m_task->currentData().toString().toStdString());
     const ModelConfig shape = task->modelConfig();
-    m_architecture->setTaskShape(shape);
+    m_architecture->setTaskShape(shape, task->takesContext());
     m_architecture->setStartingModels(startingModels(*task));
     for (QWidget *w : std::initializer_list<QWidget *> {m_memory, m_ffnChunks})
         w->setProperty("baseToolTip", w->toolTip());

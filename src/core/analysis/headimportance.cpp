@@ -20,7 +20,7 @@ std::unique_ptr<Task> taskOf(const Model &model)
             + " names no task: it was not trained on one of the project's tasks (train --task), so there are no "
               "held-out "
               "examples to score it on");
-    return Task::create(model.config.task);
+    return Task::create(model.config.task, model.config.context);
 }
 
 std::vector<float> nextTokenRow(const Engine &engine, int position)
@@ -39,7 +39,7 @@ std::vector<std::vector<int>> ablationReferences(const Model &model, const std::
                 + " names no task (it was not trained by train --task) and no input was given");
         return {input};
     }
-    const auto task = Task::create(model.config.task);
+    const auto task = Task::create(model.config.task, model.config.context);
     std::mt19937_64 rng(kReferenceSeed);
     std::vector<std::vector<int>> out;
     for (int i = 0; i < examples; ++i)

@@ -59,7 +59,7 @@ DepthSweep depthSweep(std::shared_ptr<const Model> model, int examples)
     sweep.task = c.task;
     sweep.layers = c.layers;
     sweep.examples = examples;
-    const std::unique_ptr<Task> task = Task::create(c.task);
+    const std::unique_ptr<Task> task = Task::create(c.task, c.context);
     for (PruneRule rule : {PruneRule::First, PruneRule::EveryOther})
         for (int k = 1; k <= c.layers; ++k) {
             PrunedDepth d;
@@ -82,7 +82,7 @@ StepSweep stepSweep(
     sweep.task = model->config.task;
     sweep.trained = model->config.layers;
     sweep.examples = examples;
-    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
     for (int s = 1; s <= maxSteps; ++s) {
         sweep.scores.push_back(
             evaluateOnTask(std::make_shared<const Model>(model->withDepth(s, "--step-sweep")), *task, examples));

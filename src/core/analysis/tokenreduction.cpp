@@ -110,7 +110,7 @@ ReductionSweep tokenReductionSweep(std::shared_ptr<const Model> model, int examp
     if (c.task.empty())
         throw Error("eliminating tokens: " + model->name
             + " names no task to score: it was not trained on one of the project's tasks (train --task)");
-    const std::unique_ptr<Task> task = Task::create(c.task);
+    const std::unique_ptr<Task> task = Task::create(c.task, c.context);
     ReductionSweep sweep;
     sweep.model = model->name;
     sweep.task = c.task;

@@ -92,7 +92,7 @@ HeldOutScore heldOutScore(std::shared_ptr<const Model> model, int examples, cons
     HeldOutScore s;
     if (model->config.task.empty() || (cancel && cancel->load()))
         return s;
-    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
     s.evaluation = evaluateOnTask(model, *task, examples);
     if (cancel && cancel->load())
         return s;

@@ -66,10 +66,14 @@ public:
     // position. The default, where the text alone does not say (a masked LM's chosen characters, an
     // encoder–decoder's), is objectiveTargets.
     virtual std::vector<int> targetsOf(const std::vector<int> &tokens) const;
+    // Whether its examples are windows of a corpus as long as the model's context (chars, words), which `create`'s
+    // context sets; the other tasks' examples have lengths of their own.
+    virtual bool takesContext() const { return false; }
 
     static std::vector<std::string> names();
-    // Throws atlas::Error for an unknown name, listing the known ones.
-    static std::unique_ptr<Task> create(const std::string &name);
+    // `context`: the windows' length of a task that takes one (0: the task's own, 128), the model's context; the
+    // other tasks ignore it. Throws atlas::Error for an unknown name, listing the known ones.
+    static std::unique_ptr<Task> create(const std::string &name, int context = 0);
 };
 
 } // namespace atlas

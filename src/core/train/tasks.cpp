@@ -303,21 +303,29 @@ private:
 class CharactersTask : public Task
 {
 public:
+    explicit CharactersTask(int length)
+        : m_length(length > 0 ? size_t(length) : kLength)
+    {
+    }
+    static constexpr size_t kLength = 128;
     std::string name() const override { return "chars"; }
     std::string summary() const override { return "predict the next character of Pride and Prejudice"; }
-    ModelConfig modelConfig() const override { return smallConfig(4, 4, 128, 128, ""); }
+    ModelConfig modelConfig() const override { return smallConfig(4, 4, 128, int(m_length), ""); }
+    bool takesContext() const override { return true; }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
         const std::string &text = heldOut ? corpusHeldOut() : corpusTraining();
-        const size_t length = 128;
-        const size_t start = rng() % (text.size() - length - 1);
+        const size_t start = rng() % (text.size() - m_length - 1);
         Example e;
-        for (size_t i = 0; i < length; ++i) {
+        for (size_t i = 0; i < m_length; ++i) {
             e.tokens.push_back(static_cast<unsigned char>(text[start + i]));
             e.targets.push_back(static_cast<unsigned char>(text[start + i + 1]));
         }
         return e;
     }
+
+private:
+    size_t m_length;
 };
 
 // Next-word prediction on the same corpus, read by a SentencePiece tokenizer trained on its training part
@@ -329,6 +337,10 @@ public:
 class WordsTask : public Task
 {
 public:
+    explicit WordsTask(int length)
+        : m_length(length > 0 ? size_t(length) : kLength)
+    {
+    }
     static constexpr const char *kTokenizer = "austen-words";
     static constexpr size_t kLength = 128;
     std::string name() const override { return "words"; }
@@ -339,22 +351,24 @@ public:
     std::string tokenizerFile() const override { return resolveTokenizer(kTokenizer) + "/tokenizer.model"; }
     ModelConfig modelConfig() const override
     {
-        ModelConfig c = smallConfig(4, 4, 128, int(kLength), "");
+        ModelConfig c = smallConfig(4, 4, 128, int(m_length), "");
         c.vocab = tokenizer().vocabSize();
         c.tokenizer = "gpt2"; // the model directory's own tokenizer: the task's tokenizer.model, copied beside it
         return c;
     }
+    bool takesContext() const override { return true; }
     Example sample(std::mt19937_64 &rng, bool heldOut) const override
     {
+        const size_t length = m_length;
         const std::vector<int> &ids = heldOut ? heldOutIds() : trainingIds();
-        if (ids.size() <= kLength + 1)
+        if (ids.size() <= length + 1)
             throw Error("the corpus is too short for the words task: " + std::to_string(ids.size()) + " tokens");
-        const size_t start = rng() % (ids.size() - kLength - 1);
+        const size_t start = rng() % (ids.size() - length - 1);
         const bool repeats = !heldOut && rng() % 2 == 0;
-        std::vector<int> text(ids.begin() + long(start), ids.begin() + long(start + kLength + 1));
+        std::vector<int> text(ids.begin() + long(start), ids.begin() + long(start + length + 1));
         if (repeats) { // n words drawn at random from the novel, at a and again at b: only the first reading tells
-            const size_t n = 8 + rng() % 25, a = rng() % (kLength - 2 * n + 1),
-                         b = a + n + rng() % (kLength - a - 2 * n + 1);
+            const size_t n = 8 + rng() % 25, a = rng() % (length - 2 * n + 1),
+                         b = a + n + rng() % (length - a - 2 * n + 1);
             for (size_t k = 0; k < n; ++k)
                 text[a + k] = text[b + k] = ids[rng() % ids.size()];
         }
@@ -365,6 +379,7 @@ public:
     }
 
 private:
+    size_t m_length;
     // Read once (the Train panel asks for the shape often); its encoding is thread-safe.
     const SentencePieceTokenizer &tokenizer() const
     {
@@ -564,7 +579,7 @@ std::vector<std::string> Task::names()
         "retrieval-ends"};
 }
 
-std::unique_ptr<Task> Task::create(const std::string &name)
+std::unique_ptr<Task> Task::create(const std::string &name, int context)
 {
     if (name == "reverse")
         return std::make_unique<ReverseTask>();
@@ -575,9 +590,9 @@ std::unique_ptr<Task> Task::create(const std::string &name)
     if (name == "parens")
         return std::make_unique<ParenthesesTask>();
     if (name == "chars")
-        return std::make_unique<CharactersTask>();
+        return std::make_unique<CharactersTask>(context);
     if (name == "words")
-        return std::make_unique<WordsTask>();
+        return std::make_unique<WordsTask>(context);
     if (name == "mlm")
         return std::make_unique<MaskedCharactersTask>();
     if (name == "typos")

@@ -20,7 +20,7 @@ namespace atlas {
 
 Trainer::Trainer(std::shared_ptr<Model> model, const std::string &task, TrainOptions options)
     : m_model(std::move(model))
-    , m_task(Task::create(task))
+    , m_task(Task::create(task, m_model->config.context))
     , m_taskName(task)
     , m_options(options)
     , m_optimizer(AdamWOptions {0.9f, 0.95f, 1e-8f, options.weightDecay, 1.0f})

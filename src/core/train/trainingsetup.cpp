@@ -227,7 +227,10 @@ std::vector<std::string> startingModels(const Task &task)
 ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
 {
     checkTrainingRunOptionsNeeded(run);
-    const std::unique_ptr<Task> task = Task::create(run.task);
+    const std::unique_ptr<Task> task = Task::create(run.task, run.context);
+    if (run.context > 0 && !task->takesContext())
+        throw Error("context: the examples of task " + run.task
+            + " have lengths of their own; a context is for the tasks of windows of the novel, chars and words");
     ModelConfig config = run.from.empty() ? shapedConfig(run, *task) : startingConfig(run, *task);
     config.description = run.description.empty() ? task->summary() : run.description;
     if (withSample) {

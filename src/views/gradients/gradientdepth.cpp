@@ -54,7 +54,7 @@ std::unique_ptr<Task> builtInTask(const ModelConfig &config)
     const std::vector<std::string> tasks = Task::names();
     if (std::find(tasks.begin(), tasks.end(), config.task) == tasks.end())
         return nullptr;
-    return Task::create(config.task);
+    return Task::create(config.task, config.context);
 }
 
 } // namespace

@@ -63,7 +63,7 @@ HeldOutScore sortSwitchedOffScore(std::shared_ptr<const Model> model, int exampl
     HeldOutScore s;
     if (model->config.task.empty())
         return s;
-    const std::unique_ptr<Task> task = Task::create(model->config.task);
+    const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
     s.evaluation = evaluateAdjusted(
         model, *task, examples, 12345, [](Input &input, const Example &) { input.sortSwitchedOff = true; });
     s.model = model->name;
