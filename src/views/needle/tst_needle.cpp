@@ -7,8 +7,12 @@
 #include "model/builtinmodels.h"
 #include "model/modeltokenizer.h"
 #include "needle/needle.h"
+#include "sanitizertesting.h"
 #include "testbundle.h"
 #include "trace/names.h"
+#include "train/corpus.h"
+#include "train/evaluation.h"
+#include "train/task.h"
 #include "util/error.h"
 
 #include <QTest>
@@ -216,6 +220,39 @@ private slots:
         refusedGrid(test, "the grid takes 1 to 16 context lengths (each a row of depths), not 0");
         test.lengths = 2; // 60 and 120 tokens: the needle and question take 80
         refusedGrid(test, "a context of 60 tokens cannot hold the needle");
+    }
+
+    // austen-long (docs/models.md, "A long context"; lesson 23): 1024 characters in Gemma 2's layout, layers 0 and 2
+    // windowed to the last 512 keys. A needle more than 512 characters before the question gets none of those layers'
+    // attention, some of layers 1 and 3; it names 64.5 % of held-out characters; and a character model that never
+    // learned to look a fact up does not name the answer at any depth.
+    void austenLongReadsFarOnlyInItsGlobalLayers()
+    {
+        ATLAS_CLAIMS_IN_THE_NORMAL_BUILD_ONLY();
+        const auto model = loadModel("austen-long");
+        QCOMPARE(model->config.context, 1024);
+        QVERIFY(model->config.windowed(0) && !model->config.windowed(1) && model->config.windowed(2));
+        QCOMPARE(model->config.slidingWindow, 512);
+        const Evaluation e = evaluateOnTask(model, *Task::create("chars", model->config.context), 256);
+        QVERIFY2(e.tokenAccuracy >= 0.63 && e.loss <= 1.17,
+            qPrintable(QString("%1 nats, %2").arg(e.loss).arg(e.tokenAccuracy)));
+        NeedleTest test;
+        test.haystack = corpusHeldOut();
+        test.needle = " The secret word is Pemberley.";
+        test.question = " What is the secret word? The secret word is";
+        test.answer = " Pemberley";
+        test.tokens = 1024;
+        test.depths = 11;
+        const NeedleResult r = needleInAHaystack(model, *tokenizerForModel(*model), test, size_t(1) << 30);
+        for (const NeedleAtDepth &d : r.depths) {
+            QVERIFY2(d.answerProbability < 1e-3, qPrintable(QString::number(d.answerProbability)));
+            if (r.questionPosition - d.needleEnd >= 512) {
+                QCOMPARE(d.attention[0], 0.0f);
+                QCOMPARE(d.attention[2], 0.0f);
+                QVERIFY(d.attention[1] > 0 && d.attention[3] > 0);
+            }
+        }
+        QVERIFY(r.questionPosition - r.depths[4].needleEnd >= 512); // 40 % deep: beyond the window
     }
 };
 
