@@ -5,8 +5,11 @@
 #include "errortesting.h"
 #include "lesson/lesson.h"
 #include "testbundle.h"
+#include "train/memorystrategy.h"
 #include "train/task.h"
 #include "train/trainingsetup.h"
+#include "util/memorycheck.h"
+#include "util/parallel.h"
 
 #include <QTest>
 
@@ -232,6 +235,34 @@ private slots:
         QVERIFY2(errorFrom([&] { trainingModelConfig(run); }).contains("task reverse have lengths of their own"),
             qPrintable(errorFrom([&] { trainingModelConfig(run); })));
         QVERIFY(errorFrom([&] { setTrainingRunOption(run, "context", "32", "train: context"); }).contains("64"));
+    }
+
+    // mlm's windows follow the context too; a words context longer than the held-out part of the novel is refused
+    // when the task is made, and a batch whose sequences in flight need more than the machine holds is refused with
+    // the figure: at 16384 characters the probabilities alone of two sequences are 17 GB, and the check of one
+    // sequence's activations had passed a 24 GiB machine, whose run was then killed.
+    void aLongContextIsRefusedBeforeTraining()
+    {
+        QCOMPARE(Task::create("mlm", 256)->modelConfig().context, 256);
+        std::mt19937_64 rng(1);
+        QCOMPARE(Task::create("mlm", 256)->sample(rng, false).tokens.size(), size_t(256));
+        QVERIFY2(errorFrom([] { Task::create("words", 1 << 20); }).contains("held-out part of the novel"),
+            qPrintable(errorFrom([] { Task::create("words", 1 << 20); })));
+        TrainingRun run;
+        run.task = "chars";
+        run.context = 16384;
+        run.options.batch = 4;
+        const QString refusal = errorFrom([&] { trainingModelConfig(run, false); });
+        run.context = 0;
+        ModelConfig shape = trainingModelConfig(run, false);
+        shape.context = 16384;
+        const double one = estimatedTrainingStepBytes(shape, 16384, {}, 16384),
+                     batch = estimatedTrainingBatchBytes(shape, 16384, 4, {}, 16384);
+        const double inFlight = std::min(4, workerThreads()), probabilities = 4.0 * 4 * 16384.0 * 16384 * 4;
+        QVERIFY(batch >= inFlight * (one + probabilities / 2) - 1);
+        QCOMPARE(refusal.isEmpty(), overMachineMemory(batch).empty());
+        if (!refusal.isEmpty())
+            QVERIFY2(refusal.contains("on 16384 tokens a sequence needs about"), qPrintable(refusal));
     }
 
     // gpt-oss's layout: sinks, biases, the window on the even layers, 4 stacked clamped experts (2 per token) unless

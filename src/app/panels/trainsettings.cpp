@@ -297,7 +297,8 @@ void TrainSettings::showShape()
                   .arg(shape.heads)
                   .arg(shape.dModel)
                   .arg(QLocale().toString(qlonglong(Model::parameterCountOf(shape))))
-                  .arg(byteAmount(estimatedTrainingStepBytes(shape, shape.context, run.options.memory, shape.context)));
+                  .arg(byteAmount(estimatedTrainingBatchBytes(
+                      shape, shape.context, run.options.batch, run.options.memory, shape.context)));
     } catch (const Error &e) {
         problem = QString::fromUtf8(e.what());
     }

@@ -4,6 +4,7 @@
 #include "model/blockrecipe.h"
 #include "model/model.h"
 #include "util/error.h"
+#include "util/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -217,6 +218,16 @@ double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const Memory
     const double activations
         = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options, sourceTokens)) : plain;
     return 16.0 * double(Model::parameterCountOf(c)) + activations;
+}
+
+double estimatedTrainingBatchBytes(
+    const ModelConfig &c, int tokens, int batch, const MemoryOptions &options, int sourceTokens)
+{
+    const double parameters = double(Model::parameterCountOf(c)), inFlight = std::min(batch, workerThreads());
+    const double longest = std::max(tokens, c.isEncoderDecoder() ? sourceTokens : 0);
+    const double workspace = 2.0 * c.heads * longest * longest * sizeof(float);
+    const double oneSequence = estimatedTrainingStepBytes(c, tokens, options, sourceTokens) - 16 * parameters;
+    return 16 * parameters + 4 * parameters * batch + inFlight * (oneSequence + workspace);
 }
 
 } // namespace atlas

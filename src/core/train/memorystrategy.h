@@ -85,4 +85,12 @@ int64_t predictedActivationBytes(
 double estimatedTrainingStepBytes(
     const ModelConfig &config, int tokens, const MemoryOptions &options, int sourceTokens = 0);
 
+// What a trainer's step of `batch` sequences holds at its peak: estimatedTrainingStepBytes's parameters and moments, a
+// gradient table per sequence (summed after the step), and for each sequence in flight at once (one a worker thread)
+// its activations and attention's backward workspace, the probabilities' and the scores' gradients of one layer
+// (2·H·T² floats). On two threads it came 8–10 % under the measured peak at 1024 and 2048 characters, the
+// program's own code and libraries (30 MB) uncounted (docs/benchmarks.md).
+double estimatedTrainingBatchBytes(
+    const ModelConfig &config, int tokens, int batch, const MemoryOptions &options, int sourceTokens = 0);
+
 } // namespace atlas

@@ -66,7 +66,7 @@ public:
     // position. The default, where the text alone does not say (a masked LM's chosen characters, an
     // encoder–decoder's), is objectiveTargets.
     virtual std::vector<int> targetsOf(const std::vector<int> &tokens) const;
-    // Whether its examples are windows of a corpus as long as the model's context (chars, words), which `create`'s
+    // Whether its examples are windows of a corpus as long as the model's context (chars, words, mlm), which `create`'s
     // context sets; the other tasks' examples have lengths of their own.
     virtual bool takesContext() const { return false; }
 

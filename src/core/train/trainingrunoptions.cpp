@@ -155,8 +155,8 @@ std::vector<TrainingRunOption> makeTable()
             .text = [](const TrainingRun &r) { return integerText(r.layers); }},
         {.name = "context",
             .valueName = "N",
-            .help = "the tokens a model reads at once: chars' and words' windows of the novel are this long, and the "
-                    "positions table as long (default: the task's, 128)",
+            .help = "the tokens a model reads at once: the windows of the novel of chars, words and mlm are this long, "
+                    "and the positions table as long (default: the task's, 128)",
             .low = 64,
             .high = 16384,
             .setNumber = [](TrainingRun &r, double v) { r.context = int(v); },

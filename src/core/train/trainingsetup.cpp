@@ -230,7 +230,7 @@ ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
     const std::unique_ptr<Task> task = Task::create(run.task, run.context);
     if (run.context > 0 && !task->takesContext())
         throw Error("context: the examples of task " + run.task
-            + " have lengths of their own; a context is for the tasks of windows of the novel, chars and words");
+            + " have lengths of their own; a context is for the tasks of windows of the novel, chars, words and mlm");
     ModelConfig config = run.from.empty() ? shapedConfig(run, *task) : startingConfig(run, *task);
     config.description = run.description.empty() ? task->summary() : run.description;
     if (withSample) {
@@ -250,11 +250,13 @@ ModelConfig trainingModelConfig(const TrainingRun &run, bool withSample)
     }
     config.task = task->name();
     config.validate("train --task " + run.task);
-    checkFitsInMemory(estimatedTrainingStepBytes(config, config.context, run.options.memory, config.context),
+    checkFitsInMemory(
+        estimatedTrainingBatchBytes(config, config.context, run.options.batch, run.options.memory, config.context),
         "training a model of " + std::to_string(config.layers) + " layers of width " + std::to_string(config.dModel)
             + (config.experts > 0 ? " with " + std::to_string(config.experts) + " experts" : std::string()) + " ("
             + std::to_string(Model::parameterCountOf(config)) + " parameters, with their gradients, AdamW's moments "
-            + "and one sequence's activations)");
+            + "and the activations of the batch's sequences in flight) on " + std::to_string(config.context)
+            + " tokens a sequence");
     if (!(run.spanInit >= 0 && run.spanInit <= 1))
         throw Error("span-init is a fraction of the context, in 0..1");
     return config;
