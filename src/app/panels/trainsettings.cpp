@@ -291,14 +291,13 @@ void TrainSettings::showShape()
     try {
         const TrainingRun run = setup().run;
         shape = trainingModelConfig(run, false);
-        summary
-            = tr("%1 layers × %2 heads, d_model %3 · %4 parameters · a step holds about %5")
-                  .arg(shape.layers)
-                  .arg(shape.heads)
-                  .arg(shape.dModel)
-                  .arg(QLocale().toString(qlonglong(Model::parameterCountOf(shape))))
-                  .arg(byteAmount(estimatedTrainingBatchBytes(
-                      shape, shape.context, run.options.batch, run.options.memory, shape.context)));
+        summary = tr("%1 layers × %2 heads, d_model %3 · %4 parameters · a step holds about %5")
+                      .arg(shape.layers)
+                      .arg(shape.heads)
+                      .arg(shape.dModel)
+                      .arg(QLocale().toString(qlonglong(Model::parameterCountOf(shape))))
+                      .arg(byteAmount(estimatedTrainingBatchBytes(
+                          shape, shape.context, run.options.batch, run.options.memory, shape.context)));
     } catch (const Error &e) {
         problem = QString::fromUtf8(e.what());
     }
