@@ -21,8 +21,8 @@ struct TrainingRun
     // same direction of attention, one stack, a context that holds the task's examples.
     std::string from;
     int layers = 0, heads = 0, dModel = 0; // 0 keeps the task's own (d_ff follows d_model: 4·d_model)
-    int context
-        = 0; // n_positions and the windows' length of a task of corpus windows (chars, words, mlm); 0: the task's
+    // n_positions and the windows' length of a task of corpus windows (chars, words, mlm); 0: the task's own
+    int context = 0;
     bool scaleEmbeddings = false; // atlas_embedding_scale √d_model, as Vaswani et al.
     bool reversible = false; // reversible blocks (atlas_reversible, docs/models.md)
     bool act = false; // atlas_act: adaptive computation time over the blocks
