@@ -50,7 +50,7 @@ private slots:
                  "memory-graph", "memory-depth", "memory-tradeoff", "inversion-error", "neuron", "architecture",
                  "ablation", "objective", "fills", "tokenizer", "logit-lens", "rollout", "patching", "funnel",
                  "qk-norm", "early-exit", "layerdrop", "token-reduction", "sinkhorn", "lost-in-the-middle",
-                 "adaptive-span", "quantization", "fourier", "needle", "halting", "steps"})
+                 "adaptive-span", "quantization", "fourier", "needle", "halting", "steps", "position-loss"})
             QVERIFY2(std::count(kinds.begin(), kinds.end(), k) == 1, k);
         const auto mask = std::find(kinds.begin(), kinds.end(), "mask");
         QVERIFY(kinds.end() - mask > 3);
@@ -67,11 +67,11 @@ private slots:
             std::vector<std::string>({"approximation", "fourier", "pattern", "sinkhorn", "sparsity", "adaptive-span",
                 "token-reduction", "funnel", "halting", "steps", "memory-timeline"}));
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
-        QVERIFY(kinds.end() - fills > 16);
-        QCOMPARE(std::vector<std::string>(fills, fills + 17),
+        QVERIFY(kinds.end() - fills > 17);
+        QCOMPARE(std::vector<std::string>(fills, fills + 18),
             std::vector<std::string>({"fills", "gradients", "norms", "recurrence", "logit-lens", "early-exit",
-                "layerdrop", "lost-in-the-middle", "needle", "rollout", "logit-attribution", "head-kinds", "circuit",
-                "patching", "features", "kernels", "lsh"}));
+                "layerdrop", "lost-in-the-middle", "needle", "position-loss", "rollout", "logit-attribution",
+                "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
     }
 
     void roundTrip()

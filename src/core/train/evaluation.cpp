@@ -31,6 +31,7 @@ Evaluation evaluate(std::shared_ptr<const Model> model, const Task &task, int ex
         double loss = 0;
         int targets = 0, correct = 0;
         bool exact = true;
+        std::vector<double> lossAt; // [t]: the target's cross-entropy at position t; NaN without a target
     };
     std::vector<Score> scores(set.size());
     parallelFor(static_cast<int64_t>(set.size()), 1, [&](int64_t begin, int64_t end) {
@@ -42,13 +43,15 @@ Evaluation evaluate(std::shared_ptr<const Model> model, const Task &task, int ex
             const Tensor &probs = engine.trace().tensor("next_probs");
             const int64_t V = probs.dim(1);
             Score &s = scores[size_t(i)];
+            s.lossAt.assign(set[size_t(i)].targets.size(), std::nan(""));
             for (size_t t = 0; t < set[size_t(i)].targets.size(); ++t) {
                 const int target = set[size_t(i)].targets[t];
                 if (target < 0)
                     continue;
                 const float *row = probs.data() + int64_t(t) * V;
                 const bool right = std::max_element(row, row + V) - row == target;
-                s.loss -= std::log(std::max(row[target], 1e-30f));
+                s.lossAt[t] = -std::log(std::max(row[target], 1e-30f));
+                s.loss += s.lossAt[t];
                 ++s.targets;
                 s.correct += right;
                 s.exact = s.exact && right;
@@ -58,12 +61,24 @@ Evaluation evaluate(std::shared_ptr<const Model> model, const Task &task, int ex
     Evaluation e;
     int targets = 0, correct = 0, exact = 0;
     double loss = 0;
+    std::vector<int> atPosition;
     for (const Score &s : scores) {
         loss += s.loss;
         targets += s.targets;
         correct += s.correct;
         exact += s.exact;
+        if (s.lossAt.size() > e.positionLoss.size()) {
+            e.positionLoss.resize(s.lossAt.size(), 0.0);
+            atPosition.resize(s.lossAt.size(), 0);
+        }
+        for (size_t t = 0; t < s.lossAt.size(); ++t)
+            if (!std::isnan(s.lossAt[t])) {
+                e.positionLoss[t] += s.lossAt[t];
+                ++atPosition[t];
+            }
     }
+    for (size_t t = 0; t < e.positionLoss.size(); ++t)
+        e.positionLoss[t] = atPosition[t] > 0 ? e.positionLoss[t] / atPosition[t] : std::nan("");
     e.loss = static_cast<float>(loss / std::max(targets, 1));
     e.tokenAccuracy = float(correct) / float(std::max(targets, 1));
     e.exactMatch = float(exact) / float(std::max<size_t>(set.size(), 1));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace atlas {
 
@@ -16,6 +17,9 @@ struct Evaluation
     float loss = 0; // mean cross-entropy on held-out examples
     float tokenAccuracy = 0; // fraction of target tokens predicted (argmax) correctly
     float exactMatch = 0; // fraction of examples with every target right
+    // [t]: the mean cross-entropy of the targets at position t (the token after the first t + 1 read, for a next-token
+    // task) over the examples with a target there; NaN where none has one. Its mean weighted by the targets is `loss`.
+    std::vector<double> positionLoss;
 };
 
 // Scores a model on `examples` held-out examples of a task (drawn from `seed`), both cores working.

@@ -296,13 +296,16 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients", "steps"},
+            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients", "steps",
+                "position-loss"},
             .meaning
-            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth and Steps views: a "
-              "second model (a built-in name or a directory) whose sweep or gradients are drawn beside `model`'s, e.g. "
+            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth, Steps and Loss by "
+              "position views: a second model (a built-in name or a directory) whose sweep, gradients or loss are "
+              "drawn beside `model`'s, e.g. "
               "`austen-6`, trained as `austen-layerdrop` without LayerDrop, `austen-mlm` beside `austen-mlm-power`, "
               "`austen-mlm-funnel` or `austen-mlm-sinkhorn`, the post-LN `austen-bert` beside the pre-LN "
-              "`austen-mlm`, or `austen-shared` (no halting) beside `austen-ut`; `\"\"` = `model`'s alone",
+              "`austen-mlm`, `austen-shared` (no halting) beside `austen-ut`, or `austen` (128 characters) beside "
+              "`austen-long` (1024); `\"\"` = `model`'s alone",
             .ownedByView = true,
             .perModel = true},
         {.name = "compare",

@@ -1,0 +1,183 @@
+#include "positionloss/positionloss.h"
+
+#include "engine/outputhead.h"
+#include "model/builtinmodels.h"
+#include "train/evaluation.h"
+#include "util/error.h"
+#include "view/analysishelpers.h"
+#include "view/viewkinds.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas::views::positionloss {
+
+namespace {
+
+using namespace atlas::analysis;
+
+constexpr int kRowsAtOnce = 256; // output-head rows read at once: [256, V] probabilities (155 MB for Qwen's vocabulary)
+
+// Whether `model`'s own task is windows of a corpus read token by token (chars, words), which the view scores.
+bool readsTaskWindows(const Model &model)
+{
+    if (model.config.task.empty() || !model.config.causal || model.config.isEncoderDecoder())
+        return false;
+    return Task::create(model.config.task, model.config.context)->takesContext();
+}
+
+PositionLossCurve curveOf(const Model &model)
+{
+    PositionLossCurve curve;
+    curve.model = model.name;
+    curve.layers = model.config.layers;
+    for (int l = 0; l < model.config.layers; ++l)
+        curve.windowedLayers += model.config.windowed(l);
+    if (curve.windowedLayers > 0)
+        curve.slidingWindow = model.config.slidingWindow;
+    return curve;
+}
+
+PositionLossCurve taskCurve(std::shared_ptr<const Model> model, int windows)
+{
+    PositionLossCurve curve = curveOf(*model);
+    curve.windows = windows;
+    const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
+    curve.loss = evaluateOnTask(model, *task, windows).positionLoss;
+    return curve;
+}
+
+// The input's own next tokens scored by the run on screen, a few hundred rows of the output head at a time.
+PositionLossCurve textCurve(
+    const Model &model, const Program &program, const Trace &trace, const Input &input, const std::atomic<bool> &cancel)
+{
+    PositionLossCurve curve = curveOf(model);
+    const int scored = int(input.tokens.size()) - 1;
+    curve.loss.assign(size_t(std::max(scored, 0)), std::nan(""));
+    for (int begin = 0; begin < scored && !cancel.load(); begin += kRowsAtOnce) {
+        std::vector<int> positions;
+        for (int t = begin; t < std::min(scored, begin + kRowsAtOnce); ++t)
+            if (std::find(input.padding.begin(), input.padding.end(), t + 1) == input.padding.end())
+                positions.push_back(t);
+        if (positions.empty())
+            continue;
+        const Tensor probs = nextTokenProbs(model, program, trace, input, positions);
+        const int64_t V = probs.dim(1);
+        for (size_t r = 0; r < positions.size(); ++r) {
+            const int next = input.tokens[size_t(positions[r] + 1)];
+            curve.loss[size_t(positions[r])] = -std::log(std::max(probs.data()[int64_t(r) * V + next], 1e-30f));
+        }
+    }
+    return curve;
+}
+
+// The held-out windows of the model's and baseline_model's tasks, and the input's own next tokens.
+AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
+{
+    if (!c.model || !c.trace || !c.program)
+        return problem(kNothingComputed);
+    if (!c.model->config.causal || c.model->config.isEncoderDecoder())
+        return problem("Loss by position scores each next token after the tokens before it: " + c.model->name
+            + (c.model->config.isEncoderDecoder() ? " is an encoder\u2013decoder"
+                                                  : " is an encoder, which reads both ways")
+            + ". Open a causal model, such as austen-long.");
+    const bool text = c.tokens >= 2 && nextTokenReadable(c.model->config, *c.program, *c.trace);
+    const bool task = readsTaskWindows(*c.model);
+    if (!text && !task)
+        return problem("Loss by position needs the run to its end, or a model whose own task is windows of a "
+                       "corpus (chars, words): step to the end.");
+    const int windows = c.heldOutExamples(PositionLossAnalysis::kWindows);
+    const int models = task ? (spec.baselineModel.empty() ? 1 : 2) : 0;
+    if (auto over = overBudgetRequest(c,
+            std::to_string(windows) + " held-out windows of " + std::to_string(c.model->config.context) + " tokens"
+                + (models == 2 ? " for each model" : ""),
+            models * windows * Model::forwardFlopsOf(c.model->config, c.model->config.context), 0))
+        return *over;
+    AnalysisRequest r = streamsRequest("position-loss/" + modelIdentity(*c.model) + "/" + std::to_string(windows), c);
+    r.progress = std::make_shared<AnalysisProgress>();
+    r.progress->total = models + (text ? 1 : 0);
+    r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), other = spec.baselineModel,
+                windows, task, text, progress = r.progress](const std::atomic<bool> &cancel) {
+        return timedResult<PositionLossAnalysis>([&](PositionLossAnalysis &result) {
+            if (task) {
+                result.curves.push_back(taskCurve(model, windows));
+                ++progress->done;
+                if (!other.empty() && !cancel.load()) {
+                    const std::shared_ptr<const Model> baseline = loadModel(other);
+                    if (!readsTaskWindows(*baseline))
+                        throw Error("baseline_model: " + baseline->name
+                            + " has no task of corpus windows read token by token (chars, words) to score");
+                    result.curves.push_back(taskCurve(baseline, windows));
+                    ++progress->done;
+                }
+            }
+            if (text && !cancel.load())
+                result.curves.push_back(textCurve(*model, *program, *trace, input, cancel));
+        });
+    };
+    return r;
+}
+
+} // namespace
+
+std::vector<PositionBin> binned(const std::vector<double> &loss)
+{
+    std::vector<PositionBin> bins;
+    const int n = int(loss.size());
+    for (int first = 1; first <= n;) {
+        int width = 1; // two bins a doubling from 4 on: [4, 5] [6, 7] [8, 11] [12, 15] …
+        while (4 * width <= first)
+            width *= 2;
+        int last = std::min(n, first + width - 1);
+        if (n - last < (width + 1) / 2) // a tail shorter than half a bin joins this one
+            last = n;
+        double sum = 0;
+        int count = 0;
+        for (int t = first; t <= last; ++t)
+            if (!std::isnan(loss[size_t(t - 1)])) {
+                sum += loss[size_t(t - 1)];
+                ++count;
+            }
+        if (count > 0)
+            bins.push_back({first, last, sum / count});
+        first = last + 1;
+    }
+    return bins;
+}
+
+double lossNear(const std::vector<double> &loss, int tokensRead)
+{
+    const int from = std::max(1, tokensRead - tokensRead / 10),
+              to = std::min(int(loss.size()), tokensRead + tokensRead / 10);
+    double sum = 0;
+    int count = 0;
+    for (int t = from; t <= to; ++t)
+        if (!std::isnan(loss[size_t(t - 1)])) {
+            sum += loss[size_t(t - 1)];
+            ++count;
+        }
+    return count > 0 ? sum / count : std::nan("");
+}
+
+double inContextScore(const std::vector<double> &loss, int *late, int *early)
+{
+    const int n = int(loss.size());
+    *late = n >= 550 ? 500 : std::max(1, n * 9 / 10);
+    *early = std::max(1, *late / 10);
+    return lossNear(loss, *late) - lossNear(loss, *early);
+}
+
+ViewKind kind()
+{
+    return {.kind = "position-loss",
+        .title = "Loss by position",
+        .summary = "the next token's loss against how many tokens the model has read: on held-out windows of its "
+                   "task and on the input, with the in-context learning score",
+        .group = "Research",
+        .needs = ViewNeeds::NextProbs,
+        .request = request,
+        .analysisKeys = {"baseline_model"},
+        .after = "needle"};
+}
+
+} // namespace atlas::views::positionloss
