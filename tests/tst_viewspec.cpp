@@ -69,9 +69,9 @@ private slots:
         const auto fills = std::find(kinds.begin(), kinds.end(), "fills");
         QVERIFY(kinds.end() - fills > 17);
         QCOMPARE(std::vector<std::string>(fills, fills + 18),
-            std::vector<std::string>({"fills", "gradients", "norms", "recurrence", "logit-lens", "early-exit",
-                "layerdrop", "lost-in-the-middle", "needle", "position-loss", "rollout", "logit-attribution",
-                "head-kinds", "circuit", "patching", "features", "kernels", "lsh"}));
+            std::vector<std::string>({"fills", "gradients", "norms", "recurrence", "position-loss", "logit-lens",
+                "early-exit", "layerdrop", "lost-in-the-middle", "needle", "rollout", "logit-attribution", "head-kinds",
+                "circuit", "patching", "features", "kernels", "lsh"}));
     }
 
     void roundTrip()

@@ -299,8 +299,9 @@ const std::vector<SpecKey> &specKeys()
             .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients", "steps",
                 "position-loss"},
             .meaning
-            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth, Steps and Loss by "
-              "position views: a second model (a built-in name or a directory) whose sweep, gradients or loss are "
+            = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth, Steps and "
+              "Position "
+              "loss views: a second model (a built-in name or a directory) whose sweep, gradients or loss are "
               "drawn beside `model`'s, e.g. "
               "`austen-6`, trained as `austen-layerdrop` without LayerDrop, `austen-mlm` beside `austen-mlm-power`, "
               "`austen-mlm-funnel` or `austen-mlm-sinkhorn`, the post-LN `austen-bert` beside the pre-LN "

@@ -49,7 +49,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"target"},
-        .after = "recurrence"};
+        .after = "position-loss"};
 }
 
 } // namespace atlas::views::logitlens

@@ -14,17 +14,7 @@ namespace atlas::views::positionloss {
 
 namespace {
 
-using namespace atlas::analysis;
-
 constexpr int kRowsAtOnce = 256; // output-head rows read at once: [256, V] probabilities (155 MB for Qwen's vocabulary)
-
-// Whether `model`'s own task is windows of a corpus read token by token (chars, words), which the view scores.
-bool readsTaskWindows(const Model &model)
-{
-    if (model.config.task.empty() || !model.config.causal || model.config.isEncoderDecoder())
-        return false;
-    return Task::create(model.config.task, model.config.context)->takesContext();
-}
 
 PositionLossCurve curveOf(const Model &model)
 {
@@ -38,8 +28,19 @@ PositionLossCurve curveOf(const Model &model)
     return curve;
 }
 
-PositionLossCurve taskCurve(std::shared_ptr<const Model> model, int windows)
+} // namespace
+
+bool readsTaskWindows(const Model &model)
 {
+    if (model.config.task.empty() || !model.config.causal || model.config.isEncoderDecoder())
+        return false;
+    return Task::create(model.config.task, model.config.context)->takesContext();
+}
+
+PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows)
+{
+    if (!readsTaskWindows(*model))
+        throw Error(model->name + " has no task of corpus windows read token by token (chars, words) to score");
     PositionLossCurve curve = curveOf(*model);
     curve.windows = windows;
     const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
@@ -47,29 +48,32 @@ PositionLossCurve taskCurve(std::shared_ptr<const Model> model, int windows)
     return curve;
 }
 
-// The input's own next tokens scored by the run on screen, a few hundred rows of the output head at a time.
-PositionLossCurve textCurve(
-    const Model &model, const Program &program, const Trace &trace, const Input &input, const std::atomic<bool> &cancel)
+PositionLossCurve textLossCurve(
+    const Model &model, const Input &input, const NextTokenRows &probs, const std::atomic<bool> *cancel)
 {
     PositionLossCurve curve = curveOf(model);
     const int scored = int(input.tokens.size()) - 1;
     curve.loss.assign(size_t(std::max(scored, 0)), std::nan(""));
-    for (int begin = 0; begin < scored && !cancel.load(); begin += kRowsAtOnce) {
+    for (int begin = 0; begin < scored && !(cancel && cancel->load()); begin += kRowsAtOnce) {
         std::vector<int> positions;
         for (int t = begin; t < std::min(scored, begin + kRowsAtOnce); ++t)
             if (std::find(input.padding.begin(), input.padding.end(), t + 1) == input.padding.end())
                 positions.push_back(t);
         if (positions.empty())
             continue;
-        const Tensor probs = nextTokenProbs(model, program, trace, input, positions);
-        const int64_t V = probs.dim(1);
+        const Tensor rows = probs(positions);
+        const int64_t V = rows.dim(1);
         for (size_t r = 0; r < positions.size(); ++r) {
             const int next = input.tokens[size_t(positions[r] + 1)];
-            curve.loss[size_t(positions[r])] = -std::log(std::max(probs.data()[int64_t(r) * V + next], 1e-30f));
+            curve.loss[size_t(positions[r])] = -std::log(std::max(rows.data()[int64_t(r) * V + next], 1e-30f));
         }
     }
     return curve;
 }
+
+namespace {
+
+using namespace atlas::analysis;
 
 // The held-out windows of the model's and baseline_model's tasks, and the input's own next tokens.
 AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
@@ -77,14 +81,14 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     if (!c.model || !c.trace || !c.program)
         return problem(kNothingComputed);
     if (!c.model->config.causal || c.model->config.isEncoderDecoder())
-        return problem("Loss by position scores each next token after the tokens before it: " + c.model->name
+        return problem("The Position loss view scores each next token after the tokens before it: " + c.model->name
             + (c.model->config.isEncoderDecoder() ? " is an encoder\u2013decoder"
                                                   : " is an encoder, which reads both ways")
             + ". Open a causal model, such as austen-long.");
     const bool text = c.tokens >= 2 && nextTokenReadable(c.model->config, *c.program, *c.trace);
     const bool task = readsTaskWindows(*c.model);
     if (!text && !task)
-        return problem("Loss by position needs the run to its end, or a model whose own task is windows of a "
+        return problem("The Position loss view needs the run to its end, or a model whose own task is windows of a "
                        "corpus (chars, words): step to the end.");
     const int windows = c.heldOutExamples(PositionLossAnalysis::kWindows);
     const int models = task ? (spec.baselineModel.empty() ? 1 : 2) : 0;
@@ -100,19 +104,22 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 windows, task, text, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PositionLossAnalysis>([&](PositionLossAnalysis &result) {
             if (task) {
-                result.curves.push_back(taskCurve(model, windows));
+                result.curves.push_back(taskLossCurve(model, windows));
                 ++progress->done;
                 if (!other.empty() && !cancel.load()) {
                     const std::shared_ptr<const Model> baseline = loadModel(other);
                     if (!readsTaskWindows(*baseline))
                         throw Error("baseline_model: " + baseline->name
                             + " has no task of corpus windows read token by token (chars, words) to score");
-                    result.curves.push_back(taskCurve(baseline, windows));
+                    result.curves.push_back(taskLossCurve(baseline, windows));
                     ++progress->done;
                 }
             }
             if (text && !cancel.load())
-                result.curves.push_back(textCurve(*model, *program, *trace, input, cancel));
+                result.curves.push_back(textLossCurve(
+                    *model, input,
+                    [&](const std::vector<int> &rows) { return nextTokenProbs(*model, *program, *trace, input, rows); },
+                    &cancel));
         });
     };
     return r;
@@ -170,14 +177,14 @@ double inContextScore(const std::vector<double> &loss, int *late, int *early)
 ViewKind kind()
 {
     return {.kind = "position-loss",
-        .title = "Loss by position",
+        .title = "Position loss",
         .summary = "the next token's loss against how many tokens the model has read: on held-out windows of its "
                    "task and on the input, with the in-context learning score",
-        .group = "Research",
+        .group = "Training",
         .needs = ViewNeeds::NextProbs,
         .request = request,
         .analysisKeys = {"baseline_model"},
-        .after = "needle"};
+        .after = "recurrence"};
 }
 
 } // namespace atlas::views::positionloss

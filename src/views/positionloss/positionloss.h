@@ -1,7 +1,13 @@
 #pragma once
 
+#include "engine/input.h"
+#include "model/model.h"
+#include "tensor/tensor.h"
 #include "view/viewanalysis.h"
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +36,18 @@ struct PositionLossAnalysis : ViewAnalysis
 } // namespace atlas
 
 namespace atlas::views::positionloss {
+
+// Whether `model`'s own task is windows of a corpus read token by token (chars, words: a causal model of one stack).
+bool readsTaskWindows(const Model &model);
+// The model scored on `windows` held-out windows of its task (Evaluation::positionLoss); throws atlas::Error for a
+// model without such a task.
+PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows);
+// The model's probabilities [rows, V] of the next token at `positions` of the run of the input.
+using NextTokenRows = std::function<Tensor(const std::vector<int> &positions)>;
+// The input's own next tokens scored from a run of it, a few hundred rows of `probs` at a time (no [T, V] table);
+// padding positions are left NaN. Stops early, the rest NaN, when `cancel` is set.
+PositionLossCurve textLossCurve(
+    const Model &model, const Input &input, const NextTokenRows &probs, const std::atomic<bool> *cancel = nullptr);
 
 // Positions gathered on a logarithmic scale: tokens read first … last (1-based, both included), the mean loss of
 // the positions in it that have one.

@@ -1,5 +1,6 @@
-// The Loss by position view (src/views/positionloss): each task curve is the held-out score taken apart by position,
+// The Position loss view (src/views/positionloss): each task curve is the held-out score taken apart by position,
 // the text's curve is the run's own next-token loss, and an encoder is refused.
+#include "clitesting.h"
 #include "engine/engine.h"
 #include "model/builtinmodels.h"
 #include "positionloss/positionloss.h"
@@ -13,6 +14,10 @@
 
 #include <qcustomplot.h>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -120,6 +125,39 @@ private slots:
         QCOMPARE(bins.back().last, 1024);
         const double firstThree = (bins[0].loss + bins[1].loss + bins[2].loss) / 3;
         QVERIFY2(firstThree > bins.back().loss + 0.8, qPrintable(view.caption()));
+    }
+
+    // `position-loss` on the command line: austen's windows and a text, in the table and in the JSON, the text's
+    // losses those of a run of it here.
+    void theCommandLineGivesTheSameCurves()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath("loss.json");
+        const std::string text = "It is a truth universally acknowledged, that a single man";
+        const testing::CliResult r = testing::runCli({"position-loss", "--model", "austen", "--windows", "2", "--text",
+            QString::fromStdString(text), "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("austen on 2 held-out windows of its task, 128 positions"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("in-context learning score (token 115 less token 11"), qPrintable(r.out));
+        QFile file(json);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonArray curves = QJsonDocument::fromJson(file.readAll()).array();
+        QCOMPARE(curves.size(), 2);
+        QCOMPARE(curves[0].toObject()["loss"].toArray().size(), 128);
+        const QJsonArray textLoss = curves[1].toObject()["loss"].toArray();
+        QCOMPARE(textLoss.size(), qsizetype(text.size() - 1));
+        Input input;
+        for (unsigned char c : text)
+            input.tokens.push_back(c);
+        Engine engine(loadModel("austen"), input);
+        engine.runToEnd();
+        const PositionLossCurve here = textLossCurve(
+            *loadModel("austen"), input, [&](const std::vector<int> &rows) { return engine.nextTokenProbs(rows); });
+        for (qsizetype t = 0; t < textLoss.size(); ++t)
+            QVERIFY(std::fabs(textLoss[t].toDouble() - here.loss[size_t(t)]) < 1e-9);
+
+        const testing::CliResult refused = testing::runCli({"position-loss", "--model", "reverse"});
+        QVERIFY2(refused.code != 0 && refused.err.contains("give a text"), qPrintable(refused.err));
     }
 
     void anEncoderIsRefused()

@@ -106,7 +106,7 @@ ViewKind kind()
         .request = request,
         .analysisKeys = {"site", "position", kRolloutHeads.name},
         .recomputes = recomputes,
-        .after = "position-loss",
+        .after = "needle",
         .keys = {{.field = kRolloutHeads,
             .type = "string",
             .meaning = "rollout view: how each layer's heads are combined before the residual is added: `mean` (Abnar "

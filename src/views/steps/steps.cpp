@@ -46,11 +46,12 @@ std::vector<double> changePerStep(const Model &model, const Input &input, int st
 }
 
 StepCurve stepCurve(std::shared_ptr<const Model> model, const Input &input, int steps, int examples, size_t budget,
-    const std::function<bool(int)> &scored)
+    const std::function<bool(int)> &scored, const std::atomic<bool> &cancel)
 {
     StepCurve curve;
     curve.sweep = stepSweep(model, steps, examples, scored);
-    curve.change = changePerStep(*model, input, steps, budget);
+    if (!cancel.load()) // a cancelled sweep's result is dropped: no run of the input after it
+        curve.change = changePerStep(*model, input, steps, budget);
     return curve;
 }
 
@@ -91,13 +92,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
                 progress->done = ++done;
                 return !cancel.load();
             };
-            result.curves.push_back(stepCurve(model, input, steps, examples, budget, scored));
+            result.curves.push_back(stepCurve(model, input, steps, examples, budget, scored, cancel));
             if (other.empty() || cancel.load())
                 return;
             const std::shared_ptr<const Model> baseline = loadModel(other);
             if (const std::string why = stepsProblem(*baseline); !why.empty())
                 throw Error("baseline_model: " + why);
-            result.curves.push_back(stepCurve(baseline, input, steps, examples, budget, scored));
+            result.curves.push_back(stepCurve(baseline, input, steps, examples, budget, scored, cancel));
         });
     };
     return r;
