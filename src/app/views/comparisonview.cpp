@@ -179,11 +179,11 @@ void ComparisonView::refresh()
     if (auto *items = qobject_cast<QStandardItemModel *>(m_mode->model()))
         items->item(1)->setEnabled(kind && kind->drawsDifference);
     const QString change = QString::fromStdString(comparedChange(m_spec));
-    m_summary->setText(m_spec.compare == "difference"
+    m_summary->setText(compareMode(m_spec) == CompareMode::Difference
             ? tr("Run A is the input on screen; run B differs by %1. Red: A attends more than B; blue: B attends more; "
                  "white: the same. Each row of A and of B sums to 1, so each row of A − B sums to 0.")
                   .arg(change)
-            : m_spec.compare == "heads"
+            : compareMode(m_spec) == CompareMode::Heads
             ? tr("Run A is the input on screen; run B differs by %1. Each cell: how far B's attention is from A's in "
                  "that head, ½ Σ |A − B| over the keys averaged over the queries (0: the same; 1: no key in common).")
                   .arg(change)
@@ -196,7 +196,8 @@ void ComparisonView::refresh()
     const auto *result = m_input.analysisAs<ComparisonAnalysis>();
     if (result)
         m_shown = m_input.analysis.result;
-    const bool difference = m_spec.compare == "difference", heads = m_spec.compare == "heads";
+    const bool difference = compareMode(m_spec) == CompareMode::Difference,
+               heads = compareMode(m_spec) == CompareMode::Heads;
     m_sides->setVisible(!difference && !heads);
     m_difference->setVisible(difference);
     m_heads->setVisible(heads);

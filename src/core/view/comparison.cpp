@@ -13,6 +13,17 @@
 
 namespace atlas {
 
+CompareMode compareMode(const ViewSpec &spec)
+{
+    if (spec.compare.empty())
+        return CompareMode::None;
+    if (spec.compare == "difference")
+        return CompareMode::Difference;
+    if (spec.compare == "heads")
+        return CompareMode::Heads;
+    return CompareMode::Side;
+}
+
 ViewSpec sideSpec(const ViewSpec &spec, Side side)
 {
     ViewSpec out = spec;
@@ -118,7 +129,7 @@ SpecProblem comparisonProblem(const ViewSpec &spec)
         return {"compare",
             "run B is the same as run A: give \"compare_model\", \"compare_text\" or \"compare_attention\" to say how "
             "B differs"};
-    if (spec.compare == "difference") {
+    if (compareMode(spec) == CompareMode::Difference) {
         const ViewKind *kind = findViewKind(spec.view);
         if (kind && !kind->drawsDifference) {
             std::vector<std::string> views;

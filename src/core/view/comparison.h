@@ -21,6 +21,11 @@ struct AnalysisProgress;
 
 enum class Side { A, B };
 
+// The spec's "compare" key: one run, two side by side, the attention's A − B, or every head compared. The spec keeps
+// the key's text (its JSON, the app's menus); the code asks this.
+enum class CompareMode { None, Side, Difference, Heads };
+CompareMode compareMode(const ViewSpec &spec);
+
 // Two runs of inputs of one length compared head by head ("compare": "heads"): how far B's attention is from A's in
 // every head, and B's next-token distributions from A's (two GGUF files of one model, F16 against Q4_K_M).
 struct HeadsCompared

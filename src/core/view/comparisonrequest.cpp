@@ -174,7 +174,7 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         return problem(kNothingComputed);
     const ViewSpec a = sideSpec(spec, Side::A), b = sideSpec(spec, Side::B);
     // "heads" draws no side's view: neither side's own analysis is run.
-    AnalysisRequest own = spec.compare == "heads" ? AnalysisRequest {} : ownRequest(a, c);
+    AnalysisRequest own = compareMode(spec) == CompareMode::Heads ? AnalysisRequest {} : ownRequest(a, c);
     const bool sameModel = b.model == a.model && b.positions == a.positions;
     AnalysisRequest r;
     r.key = "compare/" + spec.compare + "/" + b.toJson() + "/A:" + own.key + "/" + own.problem
@@ -195,9 +195,9 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
         traceA = c.trace;
         return true;
     };
-    if (spec.compare == "difference" && !readsLayer(spec.layer))
+    if (compareMode(spec) == CompareMode::Difference && !readsLayer(spec.layer))
         return problem(notComputedText(c.program.get(), names::attentionTensor(c.site, spec.layer, "probs")));
-    if (spec.compare == "heads") { // every layer's attention and the logits of A, read when B has run
+    if (compareMode(spec) == CompareMode::Heads) { // every layer's attention and the logits of A, read when B has run
         for (int layer = 0; layer < c.layers; ++layer)
             if (!readsLayer(layer))
                 return problem(notComputedText(c.program.get(), names::attentionTensor(c.site, layer, "probs")));
@@ -236,17 +236,18 @@ AnalysisRequest analysis::comparisonRequest(const ViewSpec &spec, const Analysis
             throw Error(why);
         AnalysisContext contextB = contextOf(out->run);
         contextB.checkOnly = checkOnly;
-        const AnalysisRequest ownB = spec.compare == "heads" ? AnalysisRequest {} : ownRequest(b, contextB);
+        const AnalysisRequest ownB
+            = compareMode(spec) == CompareMode::Heads ? AnalysisRequest {} : ownRequest(b, contextB);
         out->settingsB = ownB.settings;
         runOwn(ownB, cancel, out->ownB, out->problemB);
-        if (spec.compare == "difference") {
+        if (compareMode(spec) == CompareMode::Difference) {
             fillDifference(*out, spec, headStages(*traceA, *modelA, paddingA, site, spec.layer, spec.head, "Run A"),
                 headStages(*out->run.trace, *out->run.model, out->run.input.padding, out->run.site, spec.layer,
                     spec.head, "Run B"));
             if (!out->differenceProblem.empty())
                 throw Error(out->differenceProblem);
         }
-        if (spec.compare == "heads") {
+        if (compareMode(spec) == CompareMode::Heads) {
             const ComparedRun a {traceA.get(), modelA.get(), programA.get(), {tokensA, paddingA}};
             const ComparedRun runB {out->run.trace.get(), out->run.model.get(), out->run.program.get(), out->run.input};
             out->heads = headsCompared(a, runB, site, layers, &cancel, progress.get());

@@ -12,6 +12,7 @@
 #include "util/commalist.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "view/comparison.h"
 #include "view/viewkinds.h"
 
 #include <algorithm>
@@ -184,7 +185,7 @@ SpecProblem fourierLayerProblem(
     const std::string first = "block " + std::to_string(c.fourier.layers[0]) + " of " + model + " " + fnet;
     if (kind->needs == ViewNeeds::FirstLayerProbs || kind->readsEveryBlocksHeads)
         return {"view", "the " + kind->title + " view reads every block's attention, and " + first};
-    if (spec.compare == "heads")
+    if (compareMode(spec) == CompareMode::Heads)
         return {"compare", "comparing heads reads every block's attention, and " + first};
     if ((kind->needs == ViewNeeds::LayerProbs || kind->needs == ViewNeeds::LayerScores) && c.fourier.mixes(spec.layer))
         return {"layer", "block " + std::to_string(spec.layer) + " of " + model + " " + fnet};
@@ -262,7 +263,7 @@ std::vector<std::string> recomputedForSpec(
         std::ranges::move(
             readoutInputs(config, std::clamp(spec.layer, 0, config.layers - 1)), std::back_inserter(asked));
     // every layer's heads: the views of every head, and comparing every head of two runs
-    const bool everyLayer = kind->needs == ViewNeeds::FirstLayerProbs || spec.compare == "heads";
+    const bool everyLayer = kind->needs == ViewNeeds::FirstLayerProbs || compareMode(spec) == CompareMode::Heads;
     for (int l = 0; ownAttention && everyLayer && l < config.layers; ++l)
         std::ranges::move(readoutInputs(config, l), std::back_inserter(asked));
     for (std::string &name : asked)
