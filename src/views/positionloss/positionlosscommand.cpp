@@ -32,7 +32,7 @@ void printCurve(const PositionLossCurve &c)
             b.loss);
     int late = 0, early = 0;
     const double score = inContextScore(c.loss, &late, &early);
-    if (std::isfinite(score) && late > early)
+    if (c.windows > 0 && std::isfinite(score) && late > early) // one text is too noisy for it (as in the view)
         std::printf(
             "in-context learning score (token %d less token %d, each +-10%%): %+.4f nats\n", late, early, score);
 }
@@ -46,8 +46,9 @@ nlohmann::json curveJson(const PositionLossCurve &c)
         bins.push_back({{"first", b.first}, {"last", b.last}, {"loss", b.loss}});
     int late = 0, early = 0;
     const double score = inContextScore(c.loss, &late, &early);
+    const bool scored = c.windows > 0 && std::isfinite(score);
     return {{"model", c.model}, {"windows", c.windows}, {"loss", loss}, {"bins", bins},
-        {"in_context_score", std::isfinite(score) ? nlohmann::json(score) : nlohmann::json(nullptr)},
+        {"in_context_score", scored ? nlohmann::json(score) : nlohmann::json(nullptr)},
         {"score_tokens", {late, early}}};
 }
 
