@@ -44,7 +44,25 @@ PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows)
     PositionLossCurve curve = curveOf(*model);
     curve.windows = windows;
     const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
-    curve.loss = evaluateOnTask(model, *task, windows).positionLoss;
+    const int groups = windows >= 2 * PositionLossAnalysis::kGroups ? PositionLossAnalysis::kGroups : 1;
+    std::vector<double> scores;
+    for (int g = 0; g < groups; ++g) { // each group its own draw of windows, every window in one group
+        const int size = windows / groups + (g < windows % groups ? 1 : 0);
+        const std::vector<double> loss = evaluateOnTask(model, *task, size, 12345 + uint64_t(g)).positionLoss;
+        curve.loss.resize(loss.size(), 0.0);
+        for (size_t t = 0; t < loss.size(); ++t)
+            curve.loss[t] += loss[t] * size / windows;
+        int late = 0, early = 0;
+        scores.push_back(inContextScore(loss, &late, &early));
+    }
+    if (groups > 1) {
+        double mean = 0, squares = 0;
+        for (double x : scores)
+            mean += x / groups;
+        for (double x : scores)
+            squares += (x - mean) * (x - mean);
+        curve.scoreError = std::sqrt(squares / (groups - 1) / groups);
+    }
     return curve;
 }
 

@@ -6,6 +6,7 @@
 #include "view/viewanalysis.h"
 
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,9 @@ struct PositionLossCurve
     // [t]: the mean cross-entropy of the token after the first t + 1 tokens read; NaN where nothing was scored.
     std::vector<double> loss;
     int windows = 0; // held-out windows of the model's task averaged; 0: the Input box's text, read once
+    // The standard error of inContextScore: the windows are scored in kGroups groups drawn apart, and the groups'
+    // scores spread (batch means); NaN for a text, or windows too few to group.
+    double scoreError = std::nan("");
     // The sliding window of the model's windowed layers (0: none): how far back those layers reach.
     int slidingWindow = 0;
     int windowedLayers = 0, layers = 0;
@@ -30,6 +34,7 @@ struct PositionLossCurve
 struct PositionLossAnalysis : ViewAnalysis
 {
     static constexpr int kWindows = 64; // held-out windows per model
+    static constexpr int kGroups = 8; // the windows' groups that give the score's error
     std::vector<PositionLossCurve> curves; // the task's curves, the spec's model first, then the text's (if any)
 };
 
@@ -39,8 +44,9 @@ namespace atlas::views::positionloss {
 
 // Whether `model`'s own task is windows of a corpus read token by token (chars, words: a causal model of one stack).
 bool readsTaskWindows(const Model &model);
-// The model scored on `windows` held-out windows of its task (Evaluation::positionLoss); throws atlas::Error for a
-// model without such a task.
+// The model scored on `windows` held-out windows of its task (Evaluation::positionLoss), in
+// PositionLossAnalysis::kGroups groups for the score's error when there are at least two windows a group; throws
+// atlas::Error for a model without such a task.
 PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows);
 // The model's probabilities [rows, V] of the next token at `positions` of the run of the input.
 using NextTokenRows = std::function<Tensor(const std::vector<int> &positions)>;

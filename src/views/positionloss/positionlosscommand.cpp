@@ -33,8 +33,9 @@ void printCurve(const PositionLossCurve &c)
     int late = 0, early = 0;
     const double score = inContextScore(c.loss, &late, &early);
     if (c.windows > 0 && std::isfinite(score) && late > early) // one text is too noisy for it (as in the view)
-        std::printf(
-            "in-context learning score (token %d less token %d, each +-10%%): %+.4f nats\n", late, early, score);
+        std::printf("in-context learning score (token %d less token %d, each +-10%%): %+.4f nats, standard error "
+                    "%.4f\n",
+            late, early, score, c.scoreError);
 }
 
 nlohmann::json curveJson(const PositionLossCurve &c)
@@ -48,8 +49,9 @@ nlohmann::json curveJson(const PositionLossCurve &c)
     const double score = inContextScore(c.loss, &late, &early);
     const bool scored = c.windows > 0 && std::isfinite(score);
     return {{"model", c.model}, {"windows", c.windows}, {"loss", loss}, {"bins", bins},
-        {"in_context_score", scored ? nlohmann::json(score) : nlohmann::json(nullptr)},
-        {"score_tokens", {late, early}}};
+        {"in_context_score", scored ? nlohmann::json(score) : nlohmann::json(nullptr)}, {"score_tokens", {late, early}},
+        {"score_error",
+            scored && std::isfinite(c.scoreError) ? nlohmann::json(c.scoreError) : nlohmann::json(nullptr)}};
 }
 
 int positionLoss(const CommandArgs &argv)

@@ -35,7 +35,7 @@ QString curveName(const PositionLossCurve &c)
 
 // "austen-long, 32 held-out windows of 1024: 3.21 nats at token 1, 1.35 at tokens 16–23 and 1.12 at 768–1023. Its
 // in-context learning score, the loss at token 500 less that at token 50, is −0.08 nats."
-QString curveText(const PositionLossCurve &c)
+QString curveText(const PositionLossCurve &c, bool sayWindow)
 {
     const std::vector<PositionBin> bins = views::positionloss::binned(c.loss);
     if (bins.empty())
@@ -46,19 +46,26 @@ QString curveText(const PositionLossCurve &c)
                        .arg(c.loss.size())
                        .arg(nats(first.loss), tokensText(first), nats(middle.loss), tokensText(middle), nats(last.loss),
                            tokensText(last));
-    if (c.slidingWindow > 0 && c.slidingWindow < int(c.loss.size()))
+    if (c.slidingWindow > 0 && c.slidingWindow < int(c.loss.size()) && sayWindow)
         text += QObject::tr("%1 of its %2 layers see only the last %3 tokens (dotted). ")
                     .arg(c.windowedLayers)
                     .arg(c.layers)
                     .arg(c.slidingWindow);
     int late = 0, early = 0;
     const double score = views::positionloss::inContextScore(c.loss, &late, &early);
-    if (c.windows > 0 && std::isfinite(score) && late > early) // one text is too noisy for it
-        text += QObject::tr("In-context learning score, token %1 against token %2 (each ±10 %): %3. ")
+    if (c.windows > 0 && std::isfinite(score) && late > early) { // one text is too noisy for it
+        text += QObject::tr("In-context learning score, token %1 against token %2 (each \u00b110 %): %3")
                     .arg(late)
                     .arg(early)
                     .arg(score < 0 ? QObject::tr("%1 nats lower").arg(-score, 0, 'f', 3)
                                    : QObject::tr("%1 nats higher").arg(score, 0, 'f', 3));
+        if (std::isfinite(c.scoreError))
+            text += QObject::tr(" \u00b1 %1%2")
+                        .arg(c.scoreError, 0, 'f', 3)
+                        .arg(std::fabs(score) < 2 * c.scoreError ? QObject::tr(", within twice its error of zero")
+                                                                 : QString());
+        text += QStringLiteral(". ");
+    }
     return text;
 }
 
@@ -143,8 +150,10 @@ QString PositionLossView::draw(const PositionLossAnalysis &a)
     addPanelLegend(rect, entries);
 
     QString text;
-    for (const PositionLossCurve &c : a.curves)
-        text += curveText(c);
+    for (size_t i = 0; i < a.curves.size(); ++i) // a model's window said once, at its first curve
+        text += curveText(a.curves[i],
+            std::none_of(a.curves.begin(), a.curves.begin() + long(i),
+                [&](const PositionLossCurve &o) { return o.model == a.curves[i].model; }));
     text += tr("A model that uses what it has read predicts later tokens better: the curve falls as far back as the "
                "model can use, and a flat tail means earlier text no longer helps (Olsson et al. 2022 tie the fall "
                "to induction heads).");
