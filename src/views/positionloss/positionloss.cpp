@@ -37,14 +37,19 @@ bool readsTaskWindows(const Model &model)
     return Task::create(model.config.task, model.config.context)->takesContext();
 }
 
-PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows)
+int lossGroups(int windows)
+{
+    return windows >= 2 * PositionLossAnalysis::kGroups ? PositionLossAnalysis::kGroups : 1;
+}
+
+PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows, const std::function<bool()> &scored)
 {
     if (!readsTaskWindows(*model))
         throw Error(model->name + " has no task of corpus windows read token by token (chars, words) to score");
     PositionLossCurve curve = curveOf(*model);
     curve.windows = windows;
     const std::unique_ptr<Task> task = Task::create(model->config.task, model->config.context);
-    const int groups = windows >= 2 * PositionLossAnalysis::kGroups ? PositionLossAnalysis::kGroups : 1;
+    const int groups = lossGroups(windows);
     std::vector<double> scores;
     for (int g = 0; g < groups; ++g) { // each group its own draw of windows, every window in one group
         const int size = windows / groups + (g < windows % groups ? 1 : 0);
@@ -54,6 +59,8 @@ PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows)
             curve.loss[t] += loss[t] * size / windows;
         int late = 0, early = 0;
         scores.push_back(inContextScore(loss, &late, &early));
+        if (scored && !scored())
+            return curve;
     }
     if (groups > 1) {
         double mean = 0, squares = 0;
@@ -117,27 +124,31 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         return *over;
     AnalysisRequest r = streamsRequest("position-loss/" + modelIdentity(*c.model) + "/" + std::to_string(windows), c);
     r.progress = std::make_shared<AnalysisProgress>();
-    r.progress->total = models + (text ? 1 : 0);
+    r.progress->total = models * lossGroups(windows) + (text ? 1 : 0);
     r.run = [model = c.model, program = c.program, trace = c.trace, input = inputOf(c), other = spec.baselineModel,
                 windows, task, text, progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<PositionLossAnalysis>([&](PositionLossAnalysis &result) {
             if (task) {
-                result.curves.push_back(taskLossCurve(model, windows));
-                ++progress->done;
+                const auto scored = [&] {
+                    ++progress->done;
+                    return !cancel.load();
+                };
+                result.curves.push_back(taskLossCurve(model, windows, scored));
                 if (!other.empty() && !cancel.load()) {
                     const std::shared_ptr<const Model> baseline = loadModel(other);
                     if (!readsTaskWindows(*baseline))
                         throw Error("baseline_model: " + baseline->name
                             + " has no task of corpus windows read token by token (chars, words) to score");
-                    result.curves.push_back(taskLossCurve(baseline, windows));
-                    ++progress->done;
+                    result.curves.push_back(taskLossCurve(baseline, windows, scored));
                 }
             }
-            if (text && !cancel.load())
+            if (text && !cancel.load()) {
                 result.curves.push_back(textLossCurve(
                     *model, input,
                     [&](const std::vector<int> &rows) { return nextTokenProbs(*model, *program, *trace, input, rows); },
                     &cancel));
+                ++progress->done;
+            }
         });
     };
     return r;

@@ -46,8 +46,12 @@ namespace atlas::views::positionloss {
 bool readsTaskWindows(const Model &model);
 // The model scored on `windows` held-out windows of its task (Evaluation::positionLoss), in
 // PositionLossAnalysis::kGroups groups for the score's error when there are at least two windows a group; throws
-// atlas::Error for a model without such a task.
-PositionLossCurve taskLossCurve(std::shared_ptr<const Model> model, int windows);
+// atlas::Error for a model without such a task. `scored`, when given, is called after each group and stops the
+// scoring (the curve then incomplete) when it returns false.
+PositionLossCurve taskLossCurve(
+    std::shared_ptr<const Model> model, int windows, const std::function<bool()> &scored = {});
+// The groups taskLossCurve scores `windows` in.
+int lossGroups(int windows);
 // The model's probabilities [rows, V] of the next token at `positions` of the run of the input.
 using NextTokenRows = std::function<Tensor(const std::vector<int> &positions)>;
 // The input's own next tokens scored from a run of it, a few hundred rows of `probs` at a time (no [T, V] table);

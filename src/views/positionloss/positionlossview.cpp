@@ -88,7 +88,7 @@ QString PositionLossView::pendingText() const
 
 QString PositionLossView::progressFormat() const
 {
-    return tr("%v of %m curves scored");
+    return tr("%v of %m parts scored");
 }
 
 void PositionLossView::showPointAt(const QPoint &pos)

@@ -92,7 +92,7 @@ private slots:
         const int windows = a->curves[0].windows;
         // The windows are scored in groups of their own draws (for the score's error); together they are the
         // held-out loss of all of them: every position of a chars window has a target, so the plain mean is it.
-        const int groups = windows >= 2 * PositionLossAnalysis::kGroups ? PositionLossAnalysis::kGroups : 1;
+        const int groups = lossGroups(windows);
         double whole = 0;
         for (int g = 0; g < groups; ++g)
             whole += evaluateOnTask(longModel, *Task::create("chars", longModel->config.context), windows / groups,
