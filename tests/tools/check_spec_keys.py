@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Each view reads only the view-spec keys its table entry says it reads.
 
-A key of src/core/view/speckeys.cpp that lists `.views` belongs to those view kinds: `lesson check` refuses a step
-that sets it for another view, and a lesson step's JSON leaves it out. This check reads the sources and fails when a
+A key of src/core/view/speckeys.cpp marked `.someViews` belongs to the view kinds whose descriptors name it
+(analysisKeys, alsoReads): `lesson check` refuses a step that sets it for another view, and a lesson step's JSON leaves
+it out. This check reads the sources and fails when a
 file of a view's folder (src/views/NAME/, the tests aside), or a shared request its descriptor names
 (`.request = analysis::NAME`, in src/core/view), reads a ViewSpec field whose key does not list that view, or when a
 folder reads another view's own key (an OwnKey, views::OTHER::kName) or declares one its descriptor's keys leave out.
@@ -106,7 +107,8 @@ def main():
                     continue
                 name, views = keys[field]
                 if views is not None and kind not in views:
-                    problems.append("%s: the %s view reads '%s' (ViewSpec::%s), which lists only %s"
+                    problems.append("%s: the %s view reads '%s' (ViewSpec::%s), which its descriptor does not name "
+                                    "(read by %s)"
                                     % (where, kind, name, field, ", ".join(views)))
     for p in problems:
         print(p)

@@ -73,16 +73,34 @@ def entries(text, start_pattern):
         yield text[m.start():i]
 
 
+def descriptor_key_names(code, own_names):
+    """The key names a descriptor's analysisKeys and alsoReads list: "scale", or kCorruptedText.name resolved."""
+    names = set()
+    for listing in re.findall(r"\.(?:analysisKeys|alsoReads)\s*=\s*\{([^}]*)\}", code):
+        names |= set(re.findall(r'"([^"]+)"', listing))
+        names |= {own_names.get(k, k) for k in re.findall(r"\b(?:\w+::)*(k\w+)\.name\b", listing)}
+    return names
+
+
 def shared_keys(src, check):
     """The keys of src/core/view/speckeys.cpp: [(name, ViewSpec field or None for an OwnKey, the views that read it or
-    None for every view)]."""
+    None for every view)]. A key marked `.someViews = true` is read by the views whose descriptors name it in
+    analysisKeys or alsoReads (as specKeys() lists them)."""
+    shared_own = "".join(p.read_text(encoding="utf-8") for p in (Path(src) / "core/view").glob("*.h"))
+    named = {}  # key name -> the view kinds whose descriptors name it
+    for view in view_folders(src, check):
+        own_names = dict(re.findall(r'OwnKey<.*?>\s+(k\w+)\s*\{"([^"]+)"', view.code + shared_own))
+        for name in descriptor_key_names(view.code, own_names):
+            named.setdefault(name, []).append(view.kind)
     keys = []
     for entry in entries((Path(src) / "core/view/speckeys.cpp").read_text(encoding="utf-8"), r"\{\.name = \""):
         name = re.search(r'\.name = "([^"]+)"', entry).group(1)
         member = re.search(r"&ViewSpec::(\w+)", entry)  # None: a key several views share kept in ViewSpec::own
         member = member.group(1) if member else None
-        views = re.search(r"\.views = \{([^}]*)\}", entry)
-        keys.append((name, member, re.findall(r'"([^"]+)"', views.group(1)) if views else None))
+        some = re.search(r"\.someViews = true", entry)
+        if some and not named.get(name):
+            sys.exit("%s: the key %s is read by some views, and no descriptor names it" % (check, name))
+        keys.append((name, member, named[name] if some else None))
     if len(keys) < 20:
         sys.exit("%s: found only %d keys in speckeys.cpp: the table's shape changed" % (check, len(keys)))
     return keys

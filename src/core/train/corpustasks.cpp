@@ -4,6 +4,7 @@
 #include "tokenize/sentencepiecetokenizer.h"
 #include "train/corpus.h"
 #include "train/objectives.h"
+#include "train/taskshape.h"
 #include "util/error.h"
 
 #include <algorithm>

@@ -205,19 +205,26 @@ int64_t predictedActivationBytes(const ModelConfig &c, int tokens, const MemoryO
     return 0;
 }
 
-double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const MemoryOptions &options, int sourceTokens)
+namespace {
+
+// What one sequence's forward and backward hold: predictedActivationBytes's plain count in double, an upper bound of
+// the other strategies' counts that cannot wrap; the strategies' own count where it is smaller and representable.
+double sequenceActivationBytes(const ModelConfig &c, int tokens, const MemoryOptions &options, int sourceTokens)
 {
     const double T = tokens, D = c.dModel, F = c.dFF, H = c.heads, V = c.vocab, L = c.layers, f = sizeof(float);
     const double S = c.isEncoderDecoder() ? sourceTokens : 0, E = c.isEncoderDecoder() ? c.encoderLayers : 0;
-    // predictedActivationBytes's plain count in double, an upper bound of the other strategies' counts that cannot
-    // wrap; the strategies' own count where it is smaller and representable
     const double span = c.adaptiveSpan() ? 2 : 1;
     const double plain
         = L * f * (10 * T * D + 3 * T * F + H * T * T * span + (S > 0 ? 4 * T * D + 2 * S * D + H * T * S : 0))
         + E * f * (10 * S * D + 3 * S * F + H * S * S * span) + f * 2 * S * D + f * (2 * T * D + 2 * T * V);
-    const double activations
-        = plain < 1e18 ? double(predictedActivationBytes(c, tokens, options, sourceTokens)) : plain;
-    return 16.0 * double(Model::parameterCountOf(c)) + activations;
+    return plain < 1e18 ? double(predictedActivationBytes(c, tokens, options, sourceTokens)) : plain;
+}
+
+} // namespace
+
+double estimatedTrainingStepBytes(const ModelConfig &c, int tokens, const MemoryOptions &options, int sourceTokens)
+{
+    return 16.0 * double(Model::parameterCountOf(c)) + sequenceActivationBytes(c, tokens, options, sourceTokens);
 }
 
 double estimatedTrainingBatchBytes(
@@ -226,7 +233,7 @@ double estimatedTrainingBatchBytes(
     const double parameters = double(Model::parameterCountOf(c)), inFlight = std::min(batch, workerThreads());
     const double longest = std::max(tokens, c.isEncoderDecoder() ? sourceTokens : 0);
     const double workspace = 2.0 * c.heads * longest * longest * sizeof(float);
-    const double oneSequence = estimatedTrainingStepBytes(c, tokens, options, sourceTokens) - 16 * parameters;
+    const double oneSequence = sequenceActivationBytes(c, tokens, options, sourceTokens);
     return 16 * parameters + 4 * parameters * batch + inFlight * (oneSequence + workspace);
 }
 

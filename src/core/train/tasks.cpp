@@ -2,6 +2,7 @@
 
 #include "train/corpustasks.h"
 #include "train/objectives.h"
+#include "train/taskshape.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -282,19 +283,6 @@ private:
 };
 
 } // namespace
-
-ModelConfig byteTaskConfig(int layers, int heads, int dModel, int context)
-{
-    ModelConfig c;
-    c.layers = layers;
-    c.heads = heads;
-    c.dModel = dModel;
-    c.dFF = 4 * dModel;
-    c.vocab = 256;
-    c.context = context;
-    c.tokenizer = "bytes";
-    return c;
-}
 
 bool isHeldOutQuestion(const std::string &question)
 {

@@ -8,6 +8,7 @@
 #include "view/corruptionkeys.h"
 #include "view/viewkinds.h"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -40,12 +41,37 @@ std::string ownKeyName(const SpecKey::Field &field)
         field);
 }
 
-// The shared keys, then every view's own, read by that view alone and named by its OwnKey.
+// Whether `kind`'s descriptor names `key` as a key it reads.
+bool namesKey(const ViewKind &kind, const std::string &key)
+{
+    const auto names
+        = [&](const std::vector<std::string> &keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+    return names(kind.analysisKeys) || names(kind.alsoReads);
+}
+
+// The shared keys, each some views read given the views whose descriptors name it, then every view's own, read by
+// that view alone and named by its OwnKey.
 std::vector<SpecKey> withViewKeys(std::vector<SpecKey> keys)
 {
-    for (const SpecKey &key : keys) // a key several views share, kept in ViewSpec::own (view/corruptionkeys.h)
+    for (SpecKey &key : keys) {
         if (const std::string own = ownKeyName(key.field); !own.empty() && own != key.name)
             throw Error("the shared key \"" + key.name + "\" reads the OwnKey \"" + own + "\"");
+        if (!key.someViews)
+            continue;
+        for (const ViewKind &kind : viewKinds())
+            if (namesKey(kind, key.name))
+                key.views.push_back(kind.kind);
+        if (key.views.empty())
+            throw Error("the shared key \"" + key.name + "\" is read by some views, and no view's descriptor names it");
+    }
+    for (const ViewKind &kind : viewKinds())
+        for (const std::string &name : kind.alsoReads) {
+            const auto shared
+                = std::find_if(keys.begin(), keys.end(), [&](const SpecKey &k) { return k.name == name; });
+            if (shared == keys.end() || !shared->someViews)
+                throw Error("the " + kind.kind + " view's alsoReads names \"" + name
+                    + "\", which is not a shared key some views read");
+        }
     for (const ViewKind &kind : viewKinds())
         for (SpecKey key : kind.keys) {
             key.name = ownKeyName(key.field);
@@ -123,13 +149,12 @@ const std::vector<SpecKey> &specKeys()
         {.name = "tensor",
             .field = &ViewSpec::tensor,
             .type = "string",
-            .views = {"tensor"},
+            .someViews = true,
             .meaning = "trace name for the tensor view, e.g. `layer.0.attn.q` (see trace-names.md)"},
         {.name = "scale",
             .field = &ViewSpec::scale,
             .type = "string",
-            .views
-            = {"attention", "heads", "mask", "tensor", "kernels", "lsh", "approximation", "rollout", "logit-lens"},
+            .someViews = true,
             .meaning = "colour scale of heat maps: `linear` or `log`",
             .choices = {"linear", "log"}},
         {.name = "colormap",
@@ -140,7 +165,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "top_k",
             .field = &ViewSpec::topK,
             .type = "int ≥ 1",
-            .views = {"next-token", "fills"},
+            .someViews = true,
             .meaning = "bars in the next-token view; the choices the fills view lists at each hidden position",
             .minimum = 1,
             .rule = ">= 1",
@@ -148,8 +173,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "position",
             .field = &ViewSpec::position,
             .type = "int",
-            .views
-            = {"next-token", "lines", "rollout", "patching", "ablation", "logit-attribution", "circuit", "features"},
+            .someViews = true,
             .meaning = "query position of the next-token view, the position whose sources the rollout view's bars "
                        "show, the position whose output the patching and circuit views' metric reads, the "
                        "position whose logit the logit-attribution view splits, and the token whose strongest "
@@ -185,7 +209,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "query",
             .field = &ViewSpec::query,
             .type = "int",
-            .views = {"attention", "neuron", "scaling", "positions", "recurrence"},
+            .someViews = true,
             .meaning = "a query row the Attention view outlines (a lesson's predict question sets it on Reveal); −1 = "
                        "none; the neuron view's query and the RNN vs attention view's row i (−1: the last token)",
             .minimum = -1,
@@ -193,14 +217,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "checkpoint_every",
             .field = &ViewSpec::checkpointEvery,
             .type = "int ≥ 0",
-            .views = {"memory-timeline", "memory-graph"},
+            .someViews = true,
             .meaning = "memory views: gradient checkpointing keeps every k-th block boundary, 1 … L; 0 = ⌈√L⌉",
             .rule = ">= 1, or 0 for the square root of the depth",
             .ownedByView = true},
         {.name = "ffn_chunks",
             .field = &ViewSpec::ffnChunks,
             .type = "int ≥ 1",
-            .views = {"memory-timeline", "memory-graph", "memory-depth", "memory-tradeoff"},
+            .someViews = true,
             .meaning
             = "memory views: the feed-forward sub-layers run over the sequence in this many chunks (at most T)",
             .minimum = 1,
@@ -209,7 +233,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "cursor",
             .field = &ViewSpec::cursor,
             .type = "int ≥ −1",
-            .views = {"memory-timeline", "memory-graph"},
+            .someViews = true,
             .meaning = "memory timeline and computation graph: the op of the training step singled out (the scrub "
                        "position); −1 = none",
             .minimum = -1,
@@ -217,7 +241,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "depth",
             .field = &ViewSpec::depth,
             .type = "int 0 … 64",
-            .views = {"memory-depth", "memory-tradeoff", "inversion-error", "steps"},
+            .someViews = true,
             .meaning = "memory-depth (the deepest of depths 1, 2, 4 …), memory-tradeoff and inversion-error: models of "
                        "the model's shape with random weights at this depth; 0 = the model's own depth "
                        "(inversion-error: the model's own weights, which must be reversible). steps: a shared block "
@@ -242,7 +266,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "objective",
             .field = &ViewSpec::objective,
             .type = "string",
-            .views = {"objective", "fills"},
+            .someViews = true,
             .meaning = "objective view: the pretraining objective applied to the input, `next` (GPT), `mlm` (BERT's "
                        "masked LM), `span` (T5's span corruption), `prefix` (the prefix LM) or `nsp` (BERT's "
                        "next-sentence prediction); `\"\"` = the model's own (`mlm` for a model of task mlm such as "
@@ -253,14 +277,14 @@ const std::vector<SpecKey> &specKeys()
         {.name = "seed",
             .field = &ViewSpec::seed,
             .type = "int ≥ 0",
-            .views = {"objective", "fills", "patching", "circuit"},
+            .someViews = true,
             .meaning = "objective and fills views: the draw of the masked LM's choices and replacements, of the spans, "
                        "of the prefix length, or of the sentence pair (`dump --objective … --seed` draws the same); "
                        "patching and circuit views: the draw of the noise at `noise_positions`"},
         {.name = "corrupted_text",
             .field = corruptionkeys::kCorruptedText,
             .type = "string",
-            .views = {"patching", "circuit"},
+            .someViews = true,
             .meaning = "patching and circuit views: the corrupted input, read as the Input box reads it (text the "
                        "model's tokenizer reads, or token ids as `#464,3290`) into as many tokens as the input; `\"\"` "
                        "= the input with noise at `noise_positions`",
@@ -268,7 +292,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "noise_positions",
             .field = corruptionkeys::kNoisePositions,
             .type = "array of ints",
-            .views = {"patching", "circuit"},
+            .someViews = true,
             .meaning = "patching and circuit views, without `corrupted_text`: the positions whose embedding gets "
                        "Gaussian noise of 3 × the embedding matrix's standard deviation (Meng et al. 2022), drawn from "
                        "`seed`",
@@ -276,7 +300,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "contrast",
             .field = corruptionkeys::kContrast,
             .type = "string",
-            .views = {"patching", "circuit"},
+            .someViews = true,
             .meaning = "patching and circuit views: the metric is logit(`target`) − logit(`contrast`) at `position`, a "
                        "token written as `target` is; `\"\"` = the probability of `target`",
             .ownedByView = true,
@@ -284,7 +308,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "target",
             .field = &ViewSpec::target,
             .type = "string",
-            .views = {"logit-lens", "logit-attribution", "patching", "circuit"},
+            .someViews = true,
             .meaning
             = "logit lens: a token whose probability and rank each cell reports and whose probability colours "
               "the grid; logit attribution: the token whose logit is split; patching and circuit: the token "
@@ -296,8 +320,7 @@ const std::vector<SpecKey> &specKeys()
         {.name = "baseline_model",
             .field = &ViewSpec::baselineModel,
             .type = "string",
-            .views = {"layerdrop", "token-reduction", "lost-in-the-middle", "funnel", "sinkhorn", "gradients", "steps",
-                "position-loss"},
+            .someViews = true,
             .meaning
             = "LayerDrop, Token reduction, Lost in the middle, Funnel, Sinkhorn, Gradients by depth, Steps and "
               "Position "

@@ -56,6 +56,10 @@ struct ViewKind
     // any other key does not; a view draws a result only when it was made for its spec's values of them.
     // views_read_their_keys checks the list against what the folder's request code reads.
     std::vector<std::string> analysisKeys;
+    // The shared keys that only some views read (SpecKey::someViews) which this view reads beyond analysisKeys: what
+    // its widget or its run reads (`scale`, `query`, the corruption keys). specKeys() gives each such key the views
+    // that name it here or in analysisKeys.
+    std::vector<std::string> alsoReads;
     InputCheck checkInput = nullptr; // what the view asks of the input beyond the model running it (view/specrun.h)
     // The trace tensors the view reads that a checkpointed trace frees (engine/recompute.h): the layer's feed-forward
     // activations, its queries before rotation. The session and `render` compute them again before the view draws

@@ -114,8 +114,12 @@ struct SpecKey
     std::string name; // a view's own key: left out, specKeys() gives it its OwnKey's
     Field field;
     std::string type; // the docs' "type" column: "int ≥ 0", "string"
-    // The view kinds that read it; empty: every view (the model, its input and its run, the page's look). A lesson
-    // step that sets a key its view does not read is a problem `lesson check` names.
+    // Read by some views only: those whose descriptor names it (ViewKind::analysisKeys or alsoReads). Otherwise every
+    // view reads it (the model, its input and its run, the page's look).
+    bool someViews = false;
+    // The view kinds that read it, in the order of the tabs; empty: every view. specKeys() fills it in from the
+    // descriptors (leave it out). A lesson step that sets a key its view does not read is a problem `lesson check`
+    // names.
     std::vector<std::string> views;
     std::string meaning; // the docs' "meaning" column (Markdown)
     std::vector<std::string> choices; // a string key's values; empty: any string

@@ -44,6 +44,7 @@ ViewKind kind()
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head", kApproximation.name},
+        .alsoReads = {"scale"},
         .after = "lsh",
         .keys = {{.field = kApproximation,
                      .type = "string",

@@ -15,6 +15,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .drawsDifference = true,
+        .alsoReads = {"scale", "query"},
         .keys = {{.field = kVeilQuery,
             .type = "bool",
             .meaning = "attention view: row `query` is covered (\"hidden until Reveal\") and its hover says nothing of "

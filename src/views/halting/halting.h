@@ -1,6 +1,7 @@
 #pragma once
 
 #include "view/viewanalysis.h"
+#include "view/viewspec.h"
 
 #include <string>
 #include <utility>
@@ -12,7 +13,8 @@ namespace atlas {
 // weights ln_f read the blocks' outputs with, where it halted, and how surprised the model was by the next token.
 struct HaltingAnalysis : ViewAnalysis
 {
-    int layers = 0, tokens = 0;
+    int layers = 0, tokens = 0; // the blocks run (a shared block's applications, `max_steps` when set) and the tokens
+    int trained = 0; // the blocks the model has, the count a shared block was trained with
     double epsilon = 0;
     bool sharedBlock = false; // one block's weights at every step: the Universal Transformer (ModelConfig::shared)
     std::vector<float> halting, weights; // [T × L], token-major: h_n and p_n of token t at t·L + n − 1
@@ -34,3 +36,11 @@ struct HaltingAnalysis : ViewAnalysis
 };
 
 } // namespace atlas
+
+// This view's own spec key (documented by its descriptor's `keys`).
+namespace atlas::views::halting {
+
+// A shared block with halting applied at most this many times; 0 = the count the model was trained with.
+inline const OwnKey<int> kMaxSteps {"max_steps", 0};
+
+} // namespace atlas::views::halting

@@ -1,12 +1,17 @@
 #include "halting/haltingview.h"
 
+#include "model/model.h"
 #include "views/colormaps.h"
 #include "views/palette.h"
 #include "views/plottheme.h"
 
 #include <qcustomplot.h>
 
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QPointer>
+#include <QSignalBlocker>
+#include <QSpinBox>
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +21,18 @@ namespace atlas {
 
 HaltingView::HaltingView(QWidget *parent)
     : ResultPlotView(parent)
+    , m_maxSteps(new QSpinBox(controlRow()))
 {
+    auto *row = static_cast<QHBoxLayout *>(controlRow()->layout());
+    row->addWidget(new QLabel(tr("Applications at most"), controlRow()));
+    m_maxSteps->setRange(0, Model::kMaxSharedSteps);
+    m_maxSteps->setKeyboardTracking(false);
+    m_maxSteps->setToolTip(tr("A Universal Transformer's shared block with halting applied at most this many times on "
+                              "the input; 0 keeps the count it was trained with (spec key max_steps)"));
+    row->addWidget(m_maxSteps);
+    row->addStretch(1);
+    connect(m_maxSteps, &QSpinBox::valueChanged, this,
+        [this](int value) { editSpec([value](ViewSpec &s) { s.set(views::halting::kMaxSteps, value); }); });
     plot()->setToolTip(tr("Left: how much of each block's output ln_f reads for each token (p\u2099); a ring where the "
                           "token halted. Right: each position's ponder time N + R against the model's loss on the "
                           "next token there"));
@@ -27,10 +43,21 @@ QString HaltingView::pendingText() const
     return tr("Reading the halting of every token\u2026");
 }
 
+// The box shows the count run, "as trained (6)" at 0, and only a shared block's count can change.
+void HaltingView::syncMaxSteps(const HaltingAnalysis &a)
+{
+    const QSignalBlocker block(m_maxSteps);
+    m_maxSteps->setSpecialValueText(tr("as trained (%1)").arg(a.trained));
+    m_maxSteps->setValue(m_spec.get(views::halting::kMaxSteps));
+    m_maxSteps->setEnabled(a.sharedBlock);
+}
+
 QString HaltingView::draw(const HaltingAnalysis &a)
 {
-    const QString depth = a.sharedBlock ? tr("one block applied up to %1 times (a Universal Transformer)").arg(a.layers)
-                                        : tr("%1 blocks").arg(a.layers);
+    syncMaxSteps(a);
+    const QString depth = !a.sharedBlock ? tr("%1 blocks").arg(a.layers)
+        : a.layers == a.trained ? tr("one block applied up to %1 times (a Universal Transformer)").arg(a.layers)
+                                : tr("one block applied up to %1 times, trained with %2").arg(a.layers).arg(a.trained);
     setTitle(tr("Adaptive computation time \u00B7 %1, halting at \u03A3h \u2265 1 \u2212 \u03B5 = %2")
                  .arg(depth)
                  .arg(1.0 - a.epsilon, 0, 'g', 3));
@@ -45,6 +72,21 @@ QString HaltingView::draw(const HaltingAnalysis &a)
     const double blocks = std::accumulate(a.steps.begin(), a.steps.end(), 0.0) / std::max(1, a.tokens);
     if (a.sharedBlock)
         text += tr("Every block here is one block's weights, shared: block n is its n-th application. ");
+    if (a.layers > a.trained) {
+        const auto past = std::count_if(a.steps.begin(), a.steps.end(), [&](int n) { return n > a.trained; });
+        text += tr("It was trained with at most %1 applications and %2 are allowed here: a token whose halting has not "
+                   "reached 1 \u2212 \u03B5 after %1 runs on, where the trained model stopped it. %3 of %4 tokens "
+                   "run past %1. ")
+                    .arg(a.trained)
+                    .arg(a.layers)
+                    .arg(past)
+                    .arg(a.tokens);
+    } else if (a.layers < a.trained) {
+        text += tr("It was trained with %1 applications and %2 are allowed here: a token still running at %2 halts "
+                   "there, its remainder R given to the last application. ")
+                    .arg(a.trained)
+                    .arg(a.layers);
+    }
     text += tr("Here a token runs %1 of %2 blocks on average (%3 of the work saved), and its ponder time N + R is %4. ")
                 .arg(formatNumber(blocks, 3))
                 .arg(a.layers)

@@ -6,9 +6,12 @@
 #include "viewshowing.h"
 #include "viewtesting.h"
 
+#include <QSignalSpy>
+#include <QSpinBox>
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace atlas;
@@ -86,6 +89,66 @@ private slots:
         QImage image(view.size(), QImage::Format_ARGB32);
         view.render(&image);
         QVERIFY2(view.clippedTexts().isEmpty(), qPrintable(view.clippedTexts().join(", ")));
+    }
+
+    // `max_steps` runs austen-ut's block up to another count. A token's halting sum after n applications does not
+    // depend on the cap, so a token that halted before the trained 6 halts at the same application with 16 allowed, and
+    // one that the trained cap stopped at 6 runs 6 or more. austen-act's blocks are its own: max_steps is refused by
+    // name.
+    void haltingRunsAnotherDepth()
+    {
+        ViewSpec spec;
+        spec.view = "halting";
+        spec.model = "austen-ut";
+        spec.text = "She was not in the habit of walking out alone";
+        HaltingView own;
+        QVERIFY(testing::shown(own, spec, testing::forSpec(spec)));
+        const auto *six = own.input().analysisAs<HaltingAnalysis>();
+        QVERIFY(six);
+        QCOMPARE(six->layers, 6);
+        QVERIFY(own.maxStepsBox()->isEnabled());
+        QCOMPARE(own.maxStepsBox()->text(), QString("as trained (6)"));
+        QSignalSpy edited(&own, &View::specEdited);
+        own.maxStepsBox()->setValue(16);
+        QCOMPARE(edited.count(), 1);
+        QCOMPARE(edited.at(0).at(0).value<ViewSpec>().get(views::halting::kMaxSteps), 16);
+
+        spec.set(views::halting::kMaxSteps, 16);
+        HaltingView deeper;
+        QVERIFY(testing::shown(deeper, spec, testing::forSpec(spec)));
+        QVERIFY2(deeper.message().isEmpty(), qPrintable(deeper.message()));
+        const auto *sixteen = deeper.input().analysisAs<HaltingAnalysis>();
+        QVERIFY(sixteen);
+        QCOMPARE(sixteen->layers, 16);
+        QCOMPARE(sixteen->trained, 6);
+        QCOMPARE(sixteen->tokens, six->tokens);
+        int past = 0;
+        for (int t = 0; t < six->tokens; ++t) {
+            const int before = six->steps[size_t(t)], after = sixteen->steps[size_t(t)];
+            if (before < 6)
+                QCOMPARE(after, before);
+            else
+                QVERIFY(after >= 6);
+            past += after > 6;
+            double sum = 0;
+            for (int n = 0; n < 16; ++n)
+                sum += sixteen->weights[size_t(t * 16 + n)];
+            QVERIFY(std::fabs(sum - 1.0) < 1e-5);
+        }
+        QVERIFY2(
+            deeper.title().contains("one block applied up to 16 times, trained with 6"), qPrintable(deeper.title()));
+        QVERIFY2(deeper.caption().contains(QString("%1 of %2 tokens run past 6").arg(past).arg(six->tokens)),
+            qPrintable(deeper.caption()));
+        QImage image(deeper.size(), QImage::Format_ARGB32);
+        deeper.render(&image);
+        QVERIFY2(deeper.clippedTexts().isEmpty(), qPrintable(deeper.clippedTexts().join(", ")));
+
+        spec.model = "austen-act";
+        spec.set(views::halting::kMaxSteps, 3);
+        deeper.setSpec(spec);
+        deeper.setInput(testing::forSpec(spec));
+        QVERIFY2(deeper.message().contains("austen-act has a block of its own at each of its 6 layers"),
+            qPrintable(deeper.message()));
     }
 };
 

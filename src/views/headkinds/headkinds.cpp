@@ -61,6 +61,7 @@ ViewKind kind()
         .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {kHeadSequence.name},
+        .alsoReads = {"scale"},
         .after = "logit-attribution",
         .keys = {{.field = kHeadKind,
                      .type = "string",

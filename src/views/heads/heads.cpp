@@ -15,6 +15,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .everyHead = true,
+        .alsoReads = {"scale"},
         .after = "attention",
         .keys = {{.field = kThumbnailSize,
             .type = "int, 0 or 48 … 1024",

@@ -43,6 +43,7 @@ ViewKind kind()
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head"},
+        .alsoReads = {"scale"},
         .after = "features"};
 }
 

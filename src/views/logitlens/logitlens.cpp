@@ -49,6 +49,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = request,
         .analysisKeys = {"target"},
+        .alsoReads = {"scale"},
         .after = "position-loss"};
 }
 

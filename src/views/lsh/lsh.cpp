@@ -75,6 +75,7 @@ ViewKind kind()
         .needs = ViewNeeds::LayerProbs,
         .request = request,
         .analysisKeys = {"layer", "head"},
+        .alsoReads = {"scale"},
         .after = "kernels"};
 }
 

@@ -12,6 +12,7 @@ ViewKind kind()
         .needs = ViewNeeds::LayerScores,
         .showsSites = true,
         .showsEncoderDecoder = true,
+        .alsoReads = {"scale"},
         .after = "lines"};
 }
 

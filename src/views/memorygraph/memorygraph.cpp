@@ -14,6 +14,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
         .analysisKeys = {"checkpoint_every", "ffn_chunks"},
+        .alsoReads = {"cursor"},
         .after = "memory-timeline"};
 }
 

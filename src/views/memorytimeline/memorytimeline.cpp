@@ -15,6 +15,7 @@ ViewKind kind()
         .showsEncoderDecoder = true,
         .request = analysis::timelineRequest,
         .analysisKeys = {"checkpoint_every", "ffn_chunks"},
+        .alsoReads = {"cursor"},
         .after = "steps",
         .keys = {{.field = kMemoryScope,
             .type = "string",

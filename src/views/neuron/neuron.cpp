@@ -38,6 +38,7 @@ ViewKind kind()
         .group = "Attention",
         .showsSites = true,
         .showsEncoderDecoder = true,
+        .alsoReads = {"query"},
         .checkInput = keyProblem,
         .after = "qk-norm",
         .keys = {{.field = kKey,

@@ -13,6 +13,7 @@ ViewKind kind()
         .group = "Model",
         .needs = ViewNeeds::NextProbs,
         .showsEncoderDecoder = true,
+        .alsoReads = {"top_k", "position"},
         .after = "architecture",
         .keys = {{.field = kTemperature,
                      .type = "number, 0 < T ≤ 100",

@@ -13,6 +13,7 @@ ViewKind kind()
           "the prefix LM; what the model reads, what it must predict, and the mask it implies",
         .group = "Training",
         .showsEncoderDecoder = true,
+        .alsoReads = {"objective", "seed"},
         .checkInput = objectiveInputProblem,
         .after = "quantization"};
 }

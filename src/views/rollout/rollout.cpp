@@ -105,6 +105,7 @@ ViewKind kind()
         .readsEveryBlocksHeads = true,
         .request = request,
         .analysisKeys = {"site", "position", kRolloutHeads.name},
+        .alsoReads = {"scale"},
         .recomputes = recomputes,
         .after = "needle",
         .keys = {{.field = kRolloutHeads,

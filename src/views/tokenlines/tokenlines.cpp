@@ -15,6 +15,7 @@ ViewKind kind()
         .showsSites = true,
         .showsEncoderDecoder = true,
         .everyHead = true,
+        .alsoReads = {"position"},
         .after = "heads",
         .keys = {{.field = kHiddenHeads,
             .type = "array of ints",

@@ -11,6 +11,7 @@ ViewKind kind()
         .group = "Model",
         .needs = ViewNeeds::SpecTensor,
         .showsEncoderDecoder = true,
+        .alsoReads = {"tensor", "scale"},
         .after = "tokenizer"};
 }
 
