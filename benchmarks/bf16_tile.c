@@ -6,7 +6,8 @@
  * four C tiles at a time, and the same with each value split into two bfloat16 (high + low) and three products summed
  * ("bf16x3"), for nearly float32's accuracy. Each product's largest error against a double-precision sum is printed beside its time.
  *   cc -O3 -march=native benchmarks/bf16_tile.c -lopenblas -lm -o /tmp/bf16_tile && OPENBLAS_NUM_THREADS=1 /tmp/bf16_tile
- * Needs a CPU with AVX512-BF16 and AMX-BF16 (Intel Sapphire Rapids and later) and Linux 5.16 or later. */
+ * Needs a CPU with AVX512-BF16. The AMX rows need AMX-BF16 (Intel Sapphire Rapids and later) and Linux 5.16 or later;
+ * elsewhere (AMD's Zen 4 and 5) -march=native leaves them out and the first four rows are printed. */
 #include <cblas.h>
 #include <immintrin.h>
 #include <math.h>
@@ -124,6 +125,7 @@ static void pack_amx(uint32_t *out, const float *b, int K, int N, int low)
                         | (uint32_t)bf16_part(b[(size_t)(k0 + 2 * p + 1) * N + n0 + j], low) << 16;
 }
 
+#ifdef __AMX_BF16__
 struct tile_config
 {
     uint8_t palette, start_row, reserved[14];
@@ -205,6 +207,8 @@ static void tile_amx(float *c, const float *a, uint16_t *abf, uint16_t *ablo, co
     _tile_release();
 }
 
+#endif
+
 /* the largest |C − exact| over 4096 sampled elements, relative to the largest |exact| among them */
 static double error_of(const float *c, const float *a, const float *b, int M, int K, int N)
 {
@@ -222,10 +226,15 @@ static double error_of(const float *c, const float *a, const float *b, int M, in
 
 int main(void)
 {
+#ifdef __AMX_BF16__
     if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) != 0) {
         perror("arch_prctl: AMX's tile data");
         return 1;
     }
+    const int ways = 6;
+#else
+    const int ways = 4; /* no AMX on this CPU (or this compiler's -march) */
+#endif
     const int shapes[][3] = {{512, 768, 768}, {512, 768, 3072}, {512, 3072, 768}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         const int M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
@@ -244,7 +253,7 @@ int main(void)
         pack_amx(bx, b, K, N, 0);
         pack_amx(bxlo, b, K, N, 1);
         const double flops = 2.0 * M * K * N;
-        for (int way = 0; way < 6; ++way) {
+        for (int way = 0; way < ways; ++way) {
             double best = 1e30;
             for (int round = 0; round < 7; ++round) {
                 const double t0 = now();
@@ -254,8 +263,10 @@ int main(void)
                     tile_f32(c, a, bp, M, K, N);
                 else if (way < 4)
                     tile_bf16(c, way == 2 ? a : NULL, ap, bq, M, K, N);
+#ifdef __AMX_BF16__
                 else
                     tile_amx(c, a, abf, way == 5 ? ablo : NULL, bx, way == 5 ? bxlo : NULL, M, K, N);
+#endif
                 best = fmin(best, now() - t0);
             }
             printf("%4d × %4d × %4d  %-34s %7.2f ms  %6.1f GFLOP/s  largest error %.2e\n", M, K, N,
