@@ -103,6 +103,7 @@ void readHalting(HaltingAnalysis &a, const Model &model, const Trace &trace, con
                  &weights = trace.tensor(names::haltingTensor("weights")), &logits = trace.tensor("logits");
     a.layers = int(halting.dim(1));
     a.tokens = int(halting.dim(0));
+    a.trained = model.config.layers;
     a.epsilon = model.config.act.epsilon;
     a.sharedBlock = model.config.shared.enabled;
     a.halting.assign(halting.data(), halting.data() + halting.numel());
@@ -151,14 +152,13 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
         r.key = "halting/" + modelIdentity(*c.model) + "/" + inputKey(c);
         r.pinned.push_back(c.model->wte);
         const size_t budget = c.budget.bytes > 0 ? size_t(c.budget.bytes) : size_t(8) << 30;
-        r.run = [model = c.model, input = inputOf(c), depth, trained, budget](const std::atomic<bool> &) {
+        r.run = [model = c.model, input = inputOf(c), depth, budget](const std::atomic<bool> &) {
             return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) {
                 EngineOptions options;
                 options.memoryBudget = budget;
                 Engine engine(std::make_shared<const Model>(model->withDepth(depth, "depth")), input, options);
                 engine.runToEnd();
                 readHalting(a, *model, engine.trace(), input.tokens);
-                a.trained = trained;
             });
         };
         return r;
@@ -169,11 +169,8 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.key = "halting" + identity(weights) + identity(logits);
     r.pinned = {weights, c.trace->tensor(names::haltingTensor("halting")),
         c.trace->tensor(names::haltingTensor("steps")), c.trace->tensor(names::haltingTensor("ponder")), logits};
-    r.run = [model = c.model, trace = c.trace, tokens = c.tokenIds, trained](const std::atomic<bool> &) {
-        return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) {
-            readHalting(a, *model, *trace, tokens);
-            a.trained = trained;
-        });
+    r.run = [model = c.model, trace = c.trace, tokens = c.tokenIds](const std::atomic<bool> &) {
+        return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) { readHalting(a, *model, *trace, tokens); });
     };
     return r;
 }
