@@ -1,6 +1,6 @@
 // Writes tests/data/gguf/saved/austen-long-window.json: llama.cpp's next-token log-probabilities on `austen-long`
 // saved as a gemma2 GGUF file (F32), at every position of the novel's first 1024 characters: past the 512 keys its
-// layers 0 and 2 see, so that llama.cpp's sliding window is checked at its real size (tst_ggufsave
+// layers 0 and 2 see, so that llama.cpp's sliding window is checked at its real size (tst_ggufwindow
 // `llamaCppKeepsAustenLongsWindow`). node-llama-cpp 3.22.1 (llama.cpp's prebuilt library), CPU, 2 threads, the whole
 // sequence in one batch, F32 KV cache, no flash attention. The file is not committed (860 KiB): the test saves it
 // again and checks its SHA-256 against the one recorded here. In a scratch directory holding node-llama-cpp:
