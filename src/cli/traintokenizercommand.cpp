@@ -36,8 +36,8 @@ int trainTokenizerCommand(const CommandArgs &argv)
         throw Error(out.string() + ": cannot create the directory: " + ec.message());
     writeFileAtomically(file.string(), model);
     const SentencePieceTokenizer written(file.string());
-    std::printf("%s: a SentencePiece %s tokenizer of %d pieces trained on %s (%zu bytes)\n", file.string().c_str(),
-        o.kind == "bpe" ? "BPE" : "Unigram", written.vocabSize(), source.c_str(), text.size());
+    std::printf("%s: a SentencePiece tokenizer (%s) of %d pieces trained on %s (%zu bytes)\n", file.string().c_str(),
+        o.kind.c_str(), written.vocabSize(), source.c_str(), text.size());
     return 0;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
-// Internal to the core: the config.json readers shared by modelconfig.cpp (GPT-2's keys, validation, writing) and
-// familyconfig.cpp (every other family's keys).
+// Internal to the core: the config.json readers shared by modelconfig.cpp (GPT-2's keys, validation, writing),
+// familyconfig.cpp and llamakin.cpp (every other family's keys).
 
 #include "model/modelconfig.h"
 
@@ -66,6 +66,17 @@ std::string knownModelTypes();
 
 // Every family but GPT-2's config.json (familyconfig.cpp), validated.
 ModelConfig familyFromJson(const json &j, const ModelType &type, const std::string &source);
+// The shape every Hugging Face family with these key names shares: the four required keys, then the width, depth,
+// heads, feed-forward width and vocabulary (with the family's default vocabulary).
+ModelConfig hiddenShape(
+    const json &j, Family family, const std::string &modelType, int defaultVocab, const std::string &source);
+// Llama's kin (llamakin.cpp: llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, olmo2, gemma2, gemma3_text, smollm3,
+// phi3, gpt_oss), each model type with its config class's defaults and its own keys: read and validated, and written
+// back as that class writes it (the keys it adds to Llama's, into `j`).
+ModelConfig llamaKinFromJson(const json &j, const ModelType &type, const std::string &source);
+void writeLlamaKinKeys(const ModelConfig &c, json &j);
+// Whether a model type of Llama's kin routes each token to experts (false for any other name).
+bool llamaKinHasExperts(const std::string &modelType);
 
 // `j`'s rope_scaling (ropeconfig.cpp): none, linear, llama3, or LongRoPE (longrope, su) when `positions`, the
 // max_position_embeddings read, is given; named in messages as `key`. Another kind is refused by name.

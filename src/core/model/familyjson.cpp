@@ -5,23 +5,10 @@
 #include <string>
 
 // ModelConfig::familyJson: the config.json of every family but GPT-2, as each family's Hugging Face class writes it
-// (the readers are in familyconfig.cpp).
+// (the readers are in familyconfig.cpp, and Llama's kin's own keys in llamakin.cpp).
 namespace atlas {
 
 using namespace configjson;
-
-namespace {
-
-// Each layer's kind as transformers ≥ 4.53 writes it: "sliding_attention" or "full_attention".
-nlohmann::json layerTypes(const ModelConfig &c)
-{
-    nlohmann::json types = nlohmann::json::array();
-    for (int i = 0; i < c.layers; ++i)
-        types.push_back(c.windowed(i) ? "sliding_attention" : "full_attention");
-    return types;
-}
-
-} // namespace
 
 std::string ModelConfig::familyJson() const
 {
@@ -137,71 +124,7 @@ std::string ModelConfig::familyJson() const
         {"tie_word_embeddings", tiedHead},
         {"torch_dtype", "float32"},
     };
-    if (modelType == "llama" || modelType == "smollm3") {
-        j["attention_bias"] = qkvBias;
-        j["mlp_bias"] = mlpBias;
-    }
-    if (modelType == "smollm3") { // each layer's flag: 1 turns q and k, 0 is a NoPE layer
-        json flags = json::array();
-        for (int i = 0; i < layers; ++i)
-            flags.push_back(rotates(i) ? 1 : 0);
-        j["no_rope_layers"] = flags;
-        j["use_sliding_window"] = slidingWindow > 0;
-        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-        j["layer_types"] = layerTypes(*this);
-    }
-    if (headWidth > 0)
-        j["head_dim"] = headWidth;
-    if (modelType == "mistral" || modelType == "mixtral")
-        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-    if (modelType == "qwen3" || modelType == "qwen3_moe" || modelType == "olmo2" || modelType == "gemma2"
-        || modelType == "gemma3_text")
-        j["attention_bias"] = qkvBias;
-    if (modelType == "gemma3_text")
-        j["rope_local_base_freq"] = shortestDecimal(ropeLocalBase);
-    if (modelType == "gemma2" || modelType == "gemma3_text") {
-        j["hidden_act"] = j["hidden_activation"] = "gelu_pytorch_tanh";
-        j["head_dim"] = headDim();
-        j["query_pre_attn_scalar"] = shortestDecimal(queryScaleBase);
-        j["attn_logit_softcapping"] = attentionSoftcap > 0 ? json(shortestDecimal(attentionSoftcap)) : json(nullptr);
-        j["final_logit_softcapping"] = logitSoftcap > 0 ? json(shortestDecimal(logitSoftcap)) : json(nullptr);
-        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-        j["layer_types"] = layerTypes(*this);
-    }
-    if (modelType == "qwen2" || modelType == "qwen3") {
-        j["use_sliding_window"] = slidingWindow > 0;
-        if (slidingWindow > 0) { // layer_types for transformers ≥ 4.53, max_window_layers for the older ones
-            j["sliding_window"] = slidingWindow;
-            j["layer_types"] = layerTypes(*this);
-            j["max_window_layers"] = windowedLayers.empty() ? 0 : windowedLayers.front();
-        }
-    }
-    if (modelType == "phi3") {
-        j["partial_rotary_factor"] = rotaryDims > 0 ? double(rotaryDims) / headDim() : 1.0;
-        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-    }
-    if (modelType == "qwen3_moe") {
-        j["num_experts"] = experts;
-        j["moe_intermediate_size"] = dFF;
-        j["norm_topk_prob"] = true;
-        j["decoder_sparse_step"] = 1;
-        j["mlp_only_layers"] = json::array();
-        j["num_experts_per_tok"] = expertTopK;
-        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
-    }
-    if (modelType == "gpt_oss") {
-        j["attention_bias"] = qkvBias;
-        j["head_dim"] = headDim();
-        j["sliding_window"] = slidingWindow > 0 ? json(slidingWindow) : json(nullptr);
-        j["layer_types"] = layerTypes(*this);
-        j["swiglu_limit"] = shortestDecimal(gluClamp);
-        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
-    }
-    if (modelType == "mixtral" || modelType == "gpt_oss") {
-        j["num_local_experts"] = experts;
-        j["num_experts_per_tok"] = expertTopK;
-        j["router_aux_loss_coef"] = shortestDecimal(routerAuxLossCoef);
-    }
+    writeLlamaKinKeys(*this, j);
     const RopeScaling &r = ropeScaling;
     if (r.kind == RopeScaling::Kind::None)
         j["rope_scaling"] = nullptr;

@@ -278,8 +278,7 @@ void ModelConfig::validate(const std::string &source) const
                     + " rotated pairs, holds " + std::to_string(factors->size()));
     }
     require(family == Family::Gpt2 || family == Family::T5
-            || (!reversible && encoderLayers == 0
-                && (experts == 0 || modelType == "mixtral" || modelType == "qwen3_moe" || modelType == "gpt_oss")),
+            || (!reversible && encoderLayers == 0 && (experts == 0 || llamaKinHasExperts(modelType))),
         "a " + modelType + " model has one stack of dense blocks");
     require(family != Family::T5 || (encoderLayers > 0 && !reversible && experts == 0),
         "a t5 model has an encoder and a decoder of dense blocks");

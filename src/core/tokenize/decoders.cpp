@@ -287,26 +287,12 @@ private:
 
 std::unique_ptr<Decoder> makeUncheckedDecoder(const std::string &type, const Json &json, const JsonPlace &where)
 {
-    if (type == "ByteLevel")
-        return std::make_unique<ByteLevelDecoder>();
-    if (type == "Metaspace")
-        return std::make_unique<MetaspaceDecoder>(json, where);
-    if (type == "WordPiece")
-        return std::make_unique<WordPieceDecoder>(json, where);
-    if (type == "ByteFallback")
-        return std::make_unique<ByteFallbackDecoder>();
-    if (type == "Fuse")
-        return std::make_unique<Fuse>();
-    if (type == "Strip")
-        return std::make_unique<StripDecoder>(json, where);
-    if (type == "Replace")
-        return std::make_unique<ReplaceDecoder>(json, where);
-    if (type == "BPEDecoder")
-        return std::make_unique<BpeDecoder>(json, where);
-    if (type == "Sequence")
-        return std::make_unique<DecoderSequence>(json, where);
-    refuseType(type, "decoder",
-        "ByteLevel, Metaspace, WordPiece, ByteFallback, Fuse, Strip, Replace, BPEDecoder, Sequence", where);
+    static constexpr ComponentType<Decoder> kinds[] = {{"ByteLevel", madeBare<Decoder, ByteLevelDecoder>},
+        {"Metaspace", madeFromJson<Decoder, MetaspaceDecoder>}, {"WordPiece", madeFromJson<Decoder, WordPieceDecoder>},
+        {"ByteFallback", madeBare<Decoder, ByteFallbackDecoder>}, {"Fuse", madeBare<Decoder, Fuse>},
+        {"Strip", madeFromJson<Decoder, StripDecoder>}, {"Replace", madeFromJson<Decoder, ReplaceDecoder>},
+        {"BPEDecoder", madeFromJson<Decoder, BpeDecoder>}, {"Sequence", madeFromJson<Decoder, DecoderSequence>}};
+    return makeComponent(type, kinds, "decoder", json, where);
 }
 
 } // namespace

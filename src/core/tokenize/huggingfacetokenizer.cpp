@@ -490,6 +490,11 @@ std::string HuggingFaceTokenizer::kind() const
     return m_parts->model->kind();
 }
 
+std::string HuggingFaceTokenizer::continuationPrefix() const
+{
+    return m_parts->model->continuationPrefix();
+}
+
 std::vector<int> HuggingFaceTokenizer::encode(const std::string &text) const
 {
     return m_parts->encode(text);

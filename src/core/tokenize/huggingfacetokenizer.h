@@ -35,6 +35,7 @@ public:
     ~HuggingFaceTokenizer() override;
 
     std::string kind() const override; // "BPE", "WordPiece" or "Unigram"
+    std::string continuationPrefix() const override;
     std::vector<int> encode(const std::string &text) const override;
     std::vector<int> encodeWithSpecialTokens(const std::string &text) const override;
     // Throws atlas::Error for an id that is neither in the model's vocabulary nor an added token.

@@ -277,7 +277,7 @@ std::string typeOf(const Json &json, const JsonPlace &where)
     return it->get<std::string>();
 }
 
-void refuseType(const std::string &type, const char *what, const char *supported, const JsonPlace &where)
+void refuseType(const std::string &type, const char *what, const std::string &supported, const JsonPlace &where)
 {
     throw Error(
         where() + ": the " + what + " \"" + type.substr(0, 80) + "\" is not supported (supported: " + supported + ")");
@@ -372,33 +372,33 @@ std::unique_ptr<Normalizer> makeNormalizer(const Json &json, const JsonPlace &wh
 
 namespace {
 
+template <NormalForm form> std::unique_ptr<Normalizer> unicodeForm(const Json &, const JsonPlace &)
+{
+    return std::make_unique<UnicodeForm>(form);
+}
+
+std::unique_ptr<Normalizer> strip(const Json &json, const JsonPlace &where)
+{
+    return std::make_unique<StripNormalizer>(
+        jsonBool(json, "strip_left", where, true), jsonBool(json, "strip_right", where, true));
+}
+
+std::unique_ptr<Normalizer> prepend(const Json &json, const JsonPlace &where)
+{
+    return std::make_unique<Prepend>(jsonString(json, "prepend", where));
+}
+
+constexpr ComponentType<Normalizer> kNormalizers[]
+    = {{"NFC", unicodeForm<NormalForm::NFC>}, {"NFD", unicodeForm<NormalForm::NFD>},
+        {"NFKC", unicodeForm<NormalForm::NFKC>}, {"NFKD", unicodeForm<NormalForm::NFKD>},
+        {"Lowercase", madeBare<Normalizer, Lowercase>}, {"StripAccents", madeBare<Normalizer, StripAccents>},
+        {"Strip", strip}, {"Replace", madeFromJson<Normalizer, Replace>}, {"Prepend", prepend},
+        {"BertNormalizer", madeFromJson<Normalizer, BertNormalizer>},
+        {"Sequence", madeFromJson<Normalizer, NormalizerSequence>}};
+
 std::unique_ptr<Normalizer> makeUncheckedNormalizer(const std::string &type, const Json &json, const JsonPlace &where)
 {
-    if (type == "NFC")
-        return std::make_unique<UnicodeForm>(NormalForm::NFC);
-    if (type == "NFD")
-        return std::make_unique<UnicodeForm>(NormalForm::NFD);
-    if (type == "NFKC")
-        return std::make_unique<UnicodeForm>(NormalForm::NFKC);
-    if (type == "NFKD")
-        return std::make_unique<UnicodeForm>(NormalForm::NFKD);
-    if (type == "Lowercase")
-        return std::make_unique<Lowercase>();
-    if (type == "StripAccents")
-        return std::make_unique<StripAccents>();
-    if (type == "Strip")
-        return std::make_unique<StripNormalizer>(
-            jsonBool(json, "strip_left", where, true), jsonBool(json, "strip_right", where, true));
-    if (type == "Replace")
-        return std::make_unique<Replace>(json, where);
-    if (type == "Prepend")
-        return std::make_unique<Prepend>(jsonString(json, "prepend", where));
-    if (type == "BertNormalizer")
-        return std::make_unique<BertNormalizer>(json, where);
-    if (type == "Sequence")
-        return std::make_unique<NormalizerSequence>(json, where);
-    refuseType(type, "normalizer",
-        "NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Replace, Prepend, BertNormalizer, Sequence", where);
+    return makeComponent(type, kNormalizers, "normalizer", json, where);
 }
 
 } // namespace

@@ -73,6 +73,8 @@ class SubwordModel
 public:
     virtual ~SubwordModel() = default;
     virtual std::string kind() const = 0; // "BPE", "WordPiece", "Unigram"
+    // What marks a piece that continues a word (WordPiece's "##"), or empty when nothing does.
+    virtual std::string continuationPrefix() const { return {}; }
     virtual void tokenize(std::string_view piece, std::vector<int> &ids) const = 0;
     virtual int idOf(std::string_view token) const = 0; // -1 when not in the vocabulary
     virtual const std::string *tokenOf(int id) const = 0; // nullptr when not in the vocabulary
@@ -196,7 +198,37 @@ private:
 bool isIntegerUpTo(const Json &value, int64_t maximum);
 // The component's "type", checked to be a string.
 std::string typeOf(const Json &json, const JsonPlace &where);
-[[noreturn]] void refuseType(const std::string &type, const char *what, const char *supported, const JsonPlace &where);
+[[noreturn]] void refuseType(
+    const std::string &type, const char *what, const std::string &supported, const JsonPlace &where);
+
+// One kind of component: its "type" and how one is made from its JSON.
+template <class Component> struct ComponentType
+{
+    const char *type;
+    std::unique_ptr<Component> (*make)(const Json &json, const JsonPlace &where);
+};
+// A component type made from its JSON (`Kind(json, where)`), or with nothing to read (`Kind()`).
+template <class Component, class Kind> std::unique_ptr<Component> madeFromJson(const Json &json, const JsonPlace &where)
+{
+    return std::make_unique<Kind>(json, where);
+}
+template <class Component, class Kind> std::unique_ptr<Component> madeBare(const Json &, const JsonPlace &)
+{
+    return std::make_unique<Kind>();
+}
+// The component of the row named `type`, or `type` refused by name with the rows' names (`what`: "normalizer" …).
+template <class Component, size_t N>
+std::unique_ptr<Component> makeComponent(const std::string &type, const ComponentType<Component> (&types)[N],
+    const char *what, const Json &json, const JsonPlace &where)
+{
+    std::string names;
+    for (const ComponentType<Component> &t : types) {
+        if (type == t.type)
+            return t.make(json, where);
+        names += std::string(names.empty() ? "" : ", ") + t.type;
+    }
+    refuseType(type, what, names, where);
+}
 
 // GPT-2's bytes_to_unicode(): the printable character each byte is spelled with in byte-level vocabularies.
 uint32_t byteLevelChar(unsigned char byte);

@@ -139,17 +139,13 @@ std::unique_ptr<PostProcessor> makePostProcessor(const Json &json, const JsonPla
 {
     if (json.is_null())
         return nullptr;
-    const std::string type = typeOf(json, where);
-    if (type == "TemplateProcessing")
-        return std::make_unique<Template>(json, where);
-    if (type == "BertProcessing" || type == "RobertaProcessing")
-        return std::make_unique<AroundSequence>(json, where);
-    if (type == "ByteLevel")
-        return std::make_unique<NoIds>();
-    if (type == "Sequence")
-        return std::make_unique<PostProcessorSequence>(json, where);
-    refuseType(
-        type, "post-processor", "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence", where);
+    static constexpr ComponentType<PostProcessor> kinds[]
+        = {{"TemplateProcessing", madeFromJson<PostProcessor, Template>},
+            {"BertProcessing", madeFromJson<PostProcessor, AroundSequence>},
+            {"RobertaProcessing", madeFromJson<PostProcessor, AroundSequence>},
+            {"ByteLevel", madeBare<PostProcessor, NoIds>},
+            {"Sequence", madeFromJson<PostProcessor, PostProcessorSequence>}};
+    return makeComponent(typeOf(json, where), kinds, "post-processor", json, where);
 }
 
 } // namespace atlas::pipeline

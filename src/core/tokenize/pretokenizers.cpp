@@ -337,44 +337,50 @@ private:
     std::string m_type;
 };
 
+std::unique_ptr<PreTokenizer> whitespaceSplit(const Json &, const JsonPlace &)
+{
+    return std::make_unique<CharSplit>(isWhiteSpace, Behavior::Removed);
+}
+
+// White space removed, then each punctuation character on its own.
+std::unique_ptr<PreTokenizer> bertPreTokenizer(const Json &, const JsonPlace &)
+{
+    std::vector<std::unique_ptr<PreTokenizer>> steps;
+    steps.push_back(std::make_unique<CharSplit>(isWhiteSpace, Behavior::Removed));
+    steps.push_back(std::make_unique<CharSplit>(isBertPunctuation, Behavior::Isolated));
+    return std::make_unique<PreTokenizerSequence>(std::move(steps));
+}
+
+std::unique_ptr<PreTokenizer> punctuation(const Json &json, const JsonPlace &where)
+{
+    return std::make_unique<CharSplit>(isBertPunctuation, behaviorOf(json, where, Behavior::Isolated));
+}
+
+std::unique_ptr<PreTokenizer> digits(const Json &json, const JsonPlace &where)
+{
+    const bool individual = jsonBool(json, "individual_digits", where, false);
+    return std::make_unique<CharSplit>(isNumeric, individual ? Behavior::Isolated : Behavior::Contiguous);
+}
+
+std::unique_ptr<PreTokenizer> charDelimiterSplit(const Json &json, const JsonPlace &where)
+{
+    const std::string delimiter = jsonString(json, "delimiter", where);
+    const DecodedChar c = delimiter.empty() ? DecodedChar {kInvalidCodePoint, 0} : decodeUtf8(delimiter, 0);
+    if (c.codePoint == kInvalidCodePoint || size_t(c.length) != delimiter.size())
+        throw Error(where.at("delimiter")() + ": expected one character");
+    return std::make_unique<CharSplit>([d = c.codePoint](uint32_t cp) { return cp == d; }, Behavior::Removed);
+}
+
+constexpr ComponentType<PreTokenizer> kPreTokenizers[] = {{"ByteLevel", madeFromJson<PreTokenizer, ByteLevel>},
+    {"Split", madeFromJson<PreTokenizer, Split>}, {"Metaspace", madeFromJson<PreTokenizer, Metaspace>},
+    {"Whitespace", madeBare<PreTokenizer, Whitespace>}, {"WhitespaceSplit", whitespaceSplit},
+    {"BertPreTokenizer", bertPreTokenizer}, {"Punctuation", punctuation}, {"Digits", digits},
+    {"CharDelimiterSplit", charDelimiterSplit}, {"Sequence", madeFromJson<PreTokenizer, PreTokenizerSequence>}};
+
 std::unique_ptr<PreTokenizer> makeUncheckedPreTokenizer(
     const std::string &type, const Json &json, const JsonPlace &where)
 {
-    if (type == "ByteLevel")
-        return std::make_unique<ByteLevel>(json, where);
-    if (type == "Split")
-        return std::make_unique<Split>(json, where);
-    if (type == "Metaspace")
-        return std::make_unique<Metaspace>(json, where);
-    if (type == "Whitespace")
-        return std::make_unique<Whitespace>();
-    if (type == "WhitespaceSplit")
-        return std::make_unique<CharSplit>(isWhiteSpace, Behavior::Removed);
-    if (type == "BertPreTokenizer") { // white space removed, then each punctuation character on its own
-        std::vector<std::unique_ptr<PreTokenizer>> steps;
-        steps.push_back(std::make_unique<CharSplit>(isWhiteSpace, Behavior::Removed));
-        steps.push_back(std::make_unique<CharSplit>(isBertPunctuation, Behavior::Isolated));
-        return std::make_unique<PreTokenizerSequence>(std::move(steps));
-    }
-    if (type == "Punctuation")
-        return std::make_unique<CharSplit>(isBertPunctuation, behaviorOf(json, where, Behavior::Isolated));
-    if (type == "Digits") {
-        const bool individual = jsonBool(json, "individual_digits", where, false);
-        return std::make_unique<CharSplit>(isNumeric, individual ? Behavior::Isolated : Behavior::Contiguous);
-    }
-    if (type == "CharDelimiterSplit") {
-        const std::string delimiter = jsonString(json, "delimiter", where);
-        const DecodedChar c = delimiter.empty() ? DecodedChar {kInvalidCodePoint, 0} : decodeUtf8(delimiter, 0);
-        if (c.codePoint == kInvalidCodePoint || size_t(c.length) != delimiter.size())
-            throw Error(where.at("delimiter")() + ": expected one character");
-        return std::make_unique<CharSplit>([d = c.codePoint](uint32_t cp) { return cp == d; }, Behavior::Removed);
-    }
-    if (type == "Sequence")
-        return std::make_unique<PreTokenizerSequence>(json, where);
-    refuseType(type, "pre-tokenizer",
-        "ByteLevel, Split, Metaspace, Whitespace, WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, "
-        "CharDelimiterSplit, Sequence",
-        where);
+    return makeComponent(type, kPreTokenizers, "pre-tokenizer", json, where);
 }
 
 } // namespace

@@ -16,6 +16,7 @@ public:
     SpecialTokensTokenizer(std::unique_ptr<Tokenizer> inner, std::vector<std::pair<std::string, int>> specials);
 
     std::string kind() const override { return m_inner->kind(); }
+    std::string continuationPrefix() const override { return m_inner->continuationPrefix(); }
     bool canEncode() const override { return m_inner->canEncode(); }
     std::vector<int> encode(const std::string &text) const override;
     std::string decode(const std::vector<int> &ids) const override;

@@ -43,6 +43,7 @@ public:
     }
 
     std::string kind() const override { return "BPE"; }
+    std::string continuationPrefix() const override { return m_prefix; }
     int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
     const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
     int vocabSize() const override { return m_vocab.count; }
@@ -234,6 +235,7 @@ public:
     }
 
     std::string kind() const override { return "WordPiece"; }
+    std::string continuationPrefix() const override { return m_prefix; }
     int idOf(std::string_view token) const override { return m_vocab.idOf(token); }
     const std::string *tokenOf(int id) const override { return m_vocab.tokenOf(id); }
     int vocabSize() const override { return m_vocab.count; }

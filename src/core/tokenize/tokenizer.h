@@ -17,6 +17,9 @@ class Tokenizer
 public:
     virtual ~Tokenizer() = default;
     virtual std::string kind() const = 0;
+    // What marks a piece that continues a word (WordPiece's "##"), or empty when pieces mark the words' starts or
+    // nothing does.
+    virtual std::string continuationPrefix() const { return {}; }
     virtual bool canEncode() const { return true; }
     // Why text cannot be encoded ("this model's directory has no tokenizer.json, …"), when canEncode() is false.
     virtual std::string noTextReason() const { return {}; }

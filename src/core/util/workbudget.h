@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 // How much one analysis may do before it is refused (docs/reliability.md). A heavy analysis (patching's L·T forward
@@ -19,6 +20,9 @@ struct WorkBudget
     // once, before any work).
     static WorkBudget &process();
     static WorkBudget unbounded() { return {0, 0}; }
+    // The bytes an engine's trace may hold: this budget's, or the default where it sets no bound (an engine run
+    // off the GUI thread always has one).
+    size_t traceBytes() const { return bytes > 0 ? size_t(bytes) : size_t(kDefaultBytes); }
 };
 
 // Why work of `flops` operations holding `bytes` at once is over `budget` ("" when it is not): "<what> is about

@@ -74,18 +74,20 @@ void FillsView::showMessage(const QString &text)
 void FillsView::setContext(FillCards::Card &card, const std::vector<int> &read, int position) const
 {
     // WordPiece marks the pieces that continue a word (##ing), not the words' starts: those get a space back.
-    const bool wordPieces = m_input.tokenizer && m_input.tokenizer->kind() == "WordPiece";
-    const auto label = [this, wordPieces](int id, bool first) {
+    const QString prefix
+        = m_input.tokenizer ? QString::fromStdString(m_input.tokenizer->continuationPrefix()) : QString();
+    const bool wordPieces = !prefix.isEmpty();
+    const auto label = [this, &prefix](int id, bool first) {
         const QString piece = vocabularyLabel(m_input, id);
-        if (!wordPieces)
+        if (prefix.isEmpty())
             return piece;
-        return piece.startsWith(QLatin1String("##")) ? piece.mid(2) : first ? piece : QLatin1Char(' ') + piece;
+        return piece.startsWith(prefix) ? piece.mid(prefix.size()) : first ? piece : QLatin1Char(' ') + piece;
     };
     const int start = std::max(0, position - kContext);
     for (int t = start; t < position; ++t)
         card.before += label(read[size_t(t)], t == start);
     card.hidden = label(read[size_t(position)], true);
-    if (wordPieces && !vocabularyLabel(m_input, read[size_t(position)]).startsWith(QLatin1String("##")))
+    if (wordPieces && !vocabularyLabel(m_input, read[size_t(position)]).startsWith(prefix))
         card.before += QLatin1Char(' ');
     for (int t = position + 1; t < std::min(int(read.size()), position + kContext + 1); ++t)
         card.after += label(read[size_t(t)], false);

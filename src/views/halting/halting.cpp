@@ -151,7 +151,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
             return *over;
         r.key = "halting/" + modelIdentity(*c.model) + "/" + inputKey(c);
         r.pinned.push_back(c.model->wte);
-        const size_t budget = c.budget.bytes > 0 ? size_t(c.budget.bytes) : size_t(8) << 30;
+        const size_t budget = c.budget.traceBytes();
         r.run = [model = c.model, input = inputOf(c), depth, budget](const std::atomic<bool> &) {
             return timedResult<HaltingAnalysis>([&](HaltingAnalysis &a) {
                 EngineOptions options;

@@ -82,7 +82,7 @@ AnalysisRequest request(const ViewSpec &spec, const AnalysisContext &c)
     r.pinned.push_back(c.model->wte);
     r.progress = std::make_shared<AnalysisProgress>();
     r.progress->total = models * steps;
-    const size_t budget = c.budget.bytes > 0 ? size_t(c.budget.bytes) : size_t(8) << 30;
+    const size_t budget = c.budget.traceBytes();
     r.run = [model = c.model, other = spec.baselineModel, input = inputOf(c), steps, examples, budget,
                 progress = r.progress](const std::atomic<bool> &cancel) {
         return timedResult<StepsAnalysis>([&](StepsAnalysis &result) {
