@@ -6,7 +6,6 @@
 #include "util/text.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 

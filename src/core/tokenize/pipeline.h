@@ -221,12 +221,12 @@ template <class Component, size_t N>
 std::unique_ptr<Component> makeComponent(const std::string &type, const ComponentType<Component> (&types)[N],
     const char *what, const Json &json, const JsonPlace &where)
 {
-    std::string names;
-    for (const ComponentType<Component> &t : types) {
+    for (const ComponentType<Component> &t : types)
         if (type == t.type)
             return t.make(json, where);
+    std::string names;
+    for (const ComponentType<Component> &t : types)
         names += std::string(names.empty() ? "" : ", ") + t.type;
-    }
     refuseType(type, what, names, where);
 }
 
